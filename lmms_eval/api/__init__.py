@@ -1,0 +1,1 @@
+"""Core contracts: Instance, the lmms model base class, registries, tasks, metrics, filters."""

@@ -1,0 +1,96 @@
+"""Requests sent to models, and the results they may return."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+OutputType = Literal[
+    "loglikelihood",
+    "multiple_choice",
+    "generate_until",
+    "generate_until_multi_round",
+]
+RequestType = Literal["loglikelihood", "generate_until", "generate_until_multi_round"]
+
+
+@dataclass
+class TokenCounts:
+    """Token usage of one model call."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class GenerationResult:
+    """A generation with optional token counts and timing; models may return this instead of ``str``."""
+
+    text: str
+    token_counts: TokenCounts | None = None
+    latency_s: float | None = None
+    time_to_first_token_s: float | None = None
+
+
+@dataclass
+class Instance:
+    """One request to a model.
+
+    ``arguments`` (read through :attr:`args`) has the layouts of the model guide:
+
+    * chat ``generate_until``: ``(doc_to_messages, gen_kwargs, doc_id, task, split)``
+    * simple ``generate_until``: ``(context, gen_kwargs, doc_to_visual, doc_id, task, split)``
+    * ``loglikelihood``: ``(context, continuation, doc_to_visual, doc_id, task, split)`` where the
+      continuation is a string, or the task's ``doc_to_target`` callable; for chat models the
+      first element is the ``doc_to_messages`` callable instead of the context string.
+
+    Instances carry no media: models fetch the doc with ``self.task_dict[task][split][doc_id]``.
+    """
+
+    request_type: RequestType
+    arguments: tuple[Any, ...]
+    idx: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+    resps: list[Any] = field(default_factory=list)
+    filtered_resps: dict[str, Any] = field(default_factory=dict)
+    raw_filtered_resps: dict[str, Any] = field(default_factory=dict)
+    token_counts: list[dict[str, Any] | None] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    task_name: str = field(init=False, default="")
+    doc_id: int = field(init=False, default=-1)
+    repeats: int = field(init=False, default=1)
+    split: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.task_name = str(self.metadata.get("task", ""))
+        self.doc_id = int(self.metadata.get("doc_id", -1))
+        self.repeats = int(self.metadata.get("repeats", 1))
+        self.split = self.metadata.get("split")
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        """The request payload (see the class docstring for layouts)."""
+        return self.arguments
+
+
+def unwrap_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
+    """Split a model output into ``(value, token_counts_dict)``.
+
+    Accepts ``str``, :class:`GenerationResult`, ``(str, dict)`` tuples and loglikelihood tuples.
+    """
+    if isinstance(output, GenerationResult):
+        counts = output.token_counts.to_dict() if output.token_counts else None
+        return output.text, counts
+    if (
+        isinstance(output, tuple)
+        and len(output) == 2
+        and isinstance(output[0], str)
+        and isinstance(output[1], dict)
+    ):
+        return output[0], output[1]
+    return output, None

@@ -1,0 +1,488 @@
+"""``ConfigurableTask``: a task built from a validated :class:`TaskConfig`.
+
+It owns the dataset splits, turns documents into :class:`Instance` requests (the layouts of the
+model guide), and scores filtered responses through ``process_results`` or the built-in metrics.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import random
+from collections.abc import Callable, Sequence
+from functools import cached_property, partial
+from typing import Any
+
+from lmms_eval.api.doc_fields import (
+    BoundDocFunction,
+    call_with_kwargs,
+    media_part,
+    resolve_choices,
+    resolve_text,
+    resolve_visual,
+)
+from lmms_eval.api.filter import FilterEnsemble, build_filter_ensembles
+from lmms_eval.api.instance import Instance
+from lmms_eval.api.registry import DEFAULT_METRIC_REGISTRY, get_aggregation, get_metric
+from lmms_eval.api.task_config import MetricConfig, TaskConfig
+from lmms_eval.errors import ConfigError, DatasetError
+from lmms_eval.utils import canonical_json, hash_string
+
+logger = logging.getLogger(__name__)
+
+
+def select_model_specific(table: dict[str, Any] | None, model_names: Sequence[str]) -> Any:
+    """Pick a model's entry of a ``{model: ..., default: ...}`` table.
+
+    A model's own mapping is merged over ``default`` (the published package replaced it outright,
+    which silently dropped default prompt keys); without a matching key, ``default`` is used.
+    """
+    if not table:
+        return None
+    default = table.get("default")
+    for name in model_names:
+        if name and name in table:
+            specific = table[name]
+            if isinstance(default, dict) and isinstance(specific, dict):
+                return {**default, **specific}
+            return specific
+    return default
+
+
+class ConfigurableTask:
+    """A YAML-defined task."""
+
+    OUTPUT_TYPE: str
+
+    def __init__(
+        self, config: TaskConfig, yaml_path: str | None = None, model_names: Sequence[str] = ()
+    ) -> None:
+        self.config = config
+        self.yaml_path = yaml_path
+        self.base_dir = os.path.dirname(yaml_path) if yaml_path else os.getcwd()
+        self.model_names = tuple(model_names)
+        self.OUTPUT_TYPE = config.output_type
+        self._dataset: dict[str, Any] | None = None
+        self._eval_docs: Any = None
+        self._scoring_docs: Any = None
+        self.system_instruction: str | None = None
+        self.gen_kwargs_override: dict[str, Any] = {}
+        self.fewshot_seed: int = 1234
+        self.predict_only = False
+        if config.num_fewshot and not self._fewshot_split_name():
+            raise ConfigError(
+                f"{yaml_path}: task '{config.task}': num_fewshot needs a fewshot_split or training_split"
+            )
+
+    # -- identity ---------------------------------------------------------------------------------
+
+    @property
+    def task_name(self) -> str:
+        return self.config.task
+
+    @property
+    def VERSION(self) -> Any:
+        return self.config.version
+
+    @property
+    def alias(self) -> str:
+        return self.config.task_alias or self.config.task
+
+    def set_model_names(self, *names: str | None) -> None:
+        self.model_names = tuple(n for n in names if n)
+        for cached in ("specific_kwargs", "target_kwargs"):
+            self.__dict__.pop(cached, None)
+
+    @cached_property
+    def specific_kwargs(self) -> Any:
+        return select_model_specific(self.config.lmms_eval_specific_kwargs, self.model_names)
+
+    @cached_property
+    def target_kwargs(self) -> Any:
+        return select_model_specific(self.config.model_specific_target_kwargs, self.model_names)
+
+    # -- data -------------------------------------------------------------------------------------
+
+    def download(self, dataset_loader: Callable[..., dict[str, Any]] | None = None) -> None:
+        """Load the dataset splits (idempotent)."""
+        if self._dataset is not None:
+            return
+        from lmms_eval.tasks._data import load_dataset_splits
+
+        loader = dataset_loader or load_dataset_splits
+        self._dataset = loader(
+            self.config.dataset_path,
+            self.config.dataset_name,
+            dict(self.config.dataset_kwargs),
+            self.base_dir,
+            self.task_name,
+        )
+
+    @property
+    def dataset(self) -> dict[str, Any]:
+        self.download()
+        assert self._dataset is not None
+        return self._dataset
+
+    def _fewshot_split_name(self) -> str | None:
+        return self.config.fewshot_split or self.config.training_split or self.config.validation_split
+
+    @property
+    def eval_split(self) -> str:
+        split = self.config.test_split or self.config.validation_split
+        if not split:
+            raise ConfigError(
+                f"{self.yaml_path}: task '{self.task_name}' needs test_split or validation_split"
+            )
+        return split
+
+    def _split(self, name: str) -> Any:
+        data = self.dataset
+        if name not in data:
+            raise DatasetError(
+                f"task '{self.task_name}': split '{name}' is not in dataset '{self.config.dataset_path}' "
+                f"(splits: {', '.join(sorted(data))})"
+            )
+        docs = data[name]
+        if self.config.process_docs is not None:
+            if hasattr(docs, "to_hf"):
+                docs = docs.to_hf()
+            docs = self.config.process_docs(docs)
+        return docs
+
+    @property
+    def eval_docs(self) -> Any:
+        """The evaluated split after ``process_docs``; models index it by doc id."""
+        if self._eval_docs is None:
+            self._eval_docs = self._split(self.eval_split)
+        return self._eval_docs
+
+    @property
+    def scoring_docs(self) -> Any:
+        """The docs passed to ``process_results``: media columns removed unless the task asks for them."""
+        if self._scoring_docs is None:
+            from lmms_eval.tasks._data import without_media
+
+            docs = self.eval_docs
+            self._scoring_docs = docs if self.config.process_results_use_image else without_media(docs)
+        return self._scoring_docs
+
+    def model_docs(self) -> dict[str, Any]:
+        """What models see as ``task_dict[task]``: ``{split: docs}`` with ``process_docs`` applied."""
+        return {self.eval_split: self.eval_docs}
+
+    @cached_property
+    def fewshot_docs(self) -> Any:
+        split = self._fewshot_split_name()
+        return self._split(split) if split else []
+
+    # -- doc_to_* -----------------------------------------------------------------------------------
+
+    def doc_to_text(self, doc: Any) -> Any:
+        return resolve_text(self.config.doc_to_text, doc, self.specific_kwargs, self.task_name, "doc_to_text")
+
+    def doc_to_target(self, doc: Any) -> Any:
+        spec = self.config.doc_to_target
+        if callable(spec):
+            return call_with_kwargs(spec, doc, self.target_kwargs, name="target")
+        return resolve_text(spec, doc, None, self.task_name, "doc_to_target")
+
+    def doc_to_choice(self, doc: Any) -> list[str]:
+        if self.config.doc_to_choice is None:
+            raise ConfigError(f"task '{self.task_name}' has no doc_to_choice")
+        return resolve_choices(self.config.doc_to_choice, doc, self.task_name)
+
+    def doc_to_visual(self, doc: Any) -> list[Any]:
+        return resolve_visual(self.config.doc_to_visual, doc, self.specific_kwargs, self.task_name)
+
+    def doc_to_audio(self, doc: Any) -> list[Any]:
+        return resolve_visual(self.config.doc_to_audio, doc, self.specific_kwargs, self.task_name)
+
+    def gold_index(self, doc: Any) -> int | list[int]:
+        """The index (or indices) of the correct choice of a multiple-choice doc."""
+        target = self.doc_to_target(doc)
+        choices = self.doc_to_choice(doc)
+
+        def one(value: Any) -> int:
+            if isinstance(value, bool):
+                return int(value)
+            if isinstance(value, int):
+                return value
+            text = str(value)
+            if text in choices:
+                return choices.index(text)
+            if text.strip().isdigit():
+                return int(text.strip())
+            if len(text.strip()) == 1 and text.strip().isalpha():
+                return ord(text.strip().upper()) - ord("A")
+            raise ConfigError(
+                f"task '{self.task_name}': target {value!r} is neither a choice nor an index of {choices}"
+            )
+
+        return [one(t) for t in target] if isinstance(target, list) else one(target)
+
+    def gold_text(self, doc: Any) -> Any:
+        """The target as text (``choices[target]`` for tasks with choices)."""
+        target = self.doc_to_target(doc)
+        if self.config.doc_to_choice is not None:
+            choices = self.doc_to_choice(doc)
+            indices = self.gold_index(doc)
+            if isinstance(indices, list):
+                return [choices[i] for i in indices]
+            return choices[indices]
+        return target
+
+    # -- prompts ----------------------------------------------------------------------------------
+
+    def _fewshot_examples(self, doc_id: int) -> list[Any]:
+        k = self.config.num_fewshot or 0
+        if k <= 0:
+            return []
+        pool = self.fewshot_docs
+        same_split = self._fewshot_split_name() == self.eval_split
+        candidates = [i for i in range(len(pool)) if not (same_split and i == doc_id)]
+        sampler = (self.config.fewshot_config or {}).get("sampler", "default")
+        if sampler == "first_n":
+            chosen = candidates[:k]
+        else:
+            rnd = random.Random(f"{self.fewshot_seed}:{self.task_name}:{doc_id}")
+            chosen = rnd.sample(candidates, min(k, len(candidates)))
+        return [pool[i] for i in chosen]
+
+    def fewshot_context(self, doc: Any, doc_id: int) -> str:
+        """description + few-shot examples + the doc's own text, as one string."""
+        parts: list[str] = []
+        for example in self._fewshot_examples(doc_id):
+            target = self.gold_text(example)
+            target = target[0] if isinstance(target, list) else target
+            parts.append(f"{self.doc_to_text(example)}{self.config.target_delimiter}{target}")
+        text = self.doc_to_text(doc)
+        parts.append("" if text is None else str(text))
+        context = self.config.description + self.config.fewshot_delimiter.join(parts)
+        if self.system_instruction:
+            context = f"{self.system_instruction}\n\n{context}"
+        return context
+
+    def build_messages(self, doc: Any, doc_id: int | None = None, **extra: Any) -> list[dict[str, Any]]:
+        """``doc_to_messages`` for one doc: the task's function, or visuals + audio + text."""
+        spec = self.config.doc_to_messages
+        if spec is not None:
+            messages = BoundDocFunction(spec, self.specific_kwargs)(doc, **extra)
+            if hasattr(messages, "messages"):  # a ChatMessages object
+                messages = [m.model_dump() for m in messages.messages]
+        else:
+            content = [media_part(v) for v in self.doc_to_visual(doc)]
+            content += [{"type": "audio", "url": a} for a in self.doc_to_audio(doc)]
+            index = doc_id if doc_id is not None else -1
+            text = self.fewshot_context(doc, index) if self.config.num_fewshot else self.doc_to_text(doc)
+            if text is not None and not self.config.num_fewshot and self.system_instruction is None:
+                text = self.config.description + str(text)
+            content.append({"type": "text", "text": "" if text is None else str(text)})
+            messages = [{"role": "user", "content": content}]
+        if self.system_instruction and not (messages and messages[0].get("role") == "system"):
+            messages = [
+                {"role": "system", "content": [{"type": "text", "text": self.system_instruction}]},
+                *messages,
+            ]
+        return messages
+
+    def generation_kwargs(self) -> dict[str, Any]:
+        kwargs = dict(self.config.generation_kwargs or {})
+        specific = select_model_specific(self.config.model_specific_generation_kwargs, self.model_names)
+        if isinstance(specific, dict):
+            kwargs.update(specific)
+        kwargs.update(self.gen_kwargs_override)
+        until = kwargs.get("until")
+        if until is not None and not isinstance(until, (str, list)):
+            raise ConfigError(
+                f"task '{self.task_name}': generation_kwargs.until must be a string or a list of strings"
+            )
+        if isinstance(until, str):
+            kwargs["until"] = [until]
+        if "temperature" in kwargs and kwargs["temperature"] is not None:
+            kwargs["temperature"] = float(kwargs["temperature"])
+        return kwargs
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def doc_ids(self, limit: int | None, offset: int, rank: int = 0, world_size: int = 1) -> list[int]:
+        """The doc ids this rank evaluates: ``offset .. offset+limit`` strided by ``world_size``."""
+        total = len(self.eval_docs)
+        end = total if limit is None else min(total, offset + limit)
+        return list(range(offset + rank, end, world_size))
+
+    def construct_requests(self, doc_id: int, doc: Any, chat: bool) -> list[Instance]:
+        split = self.eval_split
+        meta = {"task": self.task_name, "doc_id": doc_id, "repeats": self.config.repeats, "split": split}
+        visual = partial(
+            resolve_visual, self.config.doc_to_visual, kwargs=self.specific_kwargs, task=self.task_name
+        )
+        visual_fn = BoundDocFunction(_visual_adapter(visual))
+        output_type = self.config.output_type
+        messages_fn = BoundDocFunction(_messages_adapter(self, doc_id)) if chat else None
+        if output_type in ("generate_until", "generate_until_multi_round"):
+            gen_kwargs = copy.deepcopy(self.generation_kwargs())
+            if chat:
+                args: tuple[Any, ...] = (messages_fn, gen_kwargs, doc_id, self.task_name, split)
+            elif output_type == "generate_until_multi_round":
+                text_fn = (
+                    BoundDocFunction(self.config.doc_to_text, self.specific_kwargs)
+                    if callable(self.config.doc_to_text)
+                    else None
+                )
+                args = (
+                    self.fewshot_context(doc, doc_id),
+                    gen_kwargs,
+                    visual_fn,
+                    text_fn,
+                    doc_id,
+                    self.task_name,
+                    split,
+                )
+            else:
+                args = (
+                    self.fewshot_context(doc, doc_id),
+                    gen_kwargs,
+                    visual_fn,
+                    doc_id,
+                    self.task_name,
+                    split,
+                )
+            request_type = (
+                "generate_until" if output_type == "generate_until" else "generate_until_multi_round"
+            )
+            return [Instance(request_type, args, 0, dict(meta))]  # type: ignore[arg-type]
+        first: Any = messages_fn if chat else self.fewshot_context(doc, doc_id)
+        if output_type == "loglikelihood":
+            target_fn = BoundDocFunction(_target_adapter(self))
+            return [
+                Instance(
+                    "loglikelihood",
+                    (first, target_fn, visual_fn, doc_id, self.task_name, split),
+                    0,
+                    dict(meta),
+                )
+            ]
+        choices = self.doc_to_choice(doc)
+        return [
+            Instance(
+                "loglikelihood",
+                (first, f"{self.config.target_delimiter}{choice}", visual_fn, doc_id, self.task_name, split),
+                i,
+                dict(meta),
+            )
+            for i, choice in enumerate(choices)
+        ]
+
+    def build_all_requests(
+        self, chat: bool, limit: int | None = None, offset: int = 0, rank: int = 0, world_size: int = 1
+    ) -> list[Instance]:
+        docs = self.eval_docs
+        requests: list[Instance] = []
+        for doc_id in self.doc_ids(limit, offset, rank, world_size):
+            requests.extend(self.construct_requests(doc_id, docs[doc_id], chat))
+        return requests
+
+    # -- filters and scoring ----------------------------------------------------------------------
+
+    @cached_property
+    def filters(self) -> list[FilterEnsemble]:
+        return build_filter_ensembles(self.config.filter_list, self.task_name)
+
+    @cached_property
+    def metric_configs(self) -> list[MetricConfig]:
+        if self.predict_only:
+            return [MetricConfig(metric="bypass", aggregation="bypass", higher_is_better=None)]
+        if self.config.metric_list is not None:
+            return list(self.config.metric_list)
+        if self.config.process_results is not None:
+            return []  # every key process_results returns, aggregated with mean
+        return [MetricConfig(metric=name) for name in DEFAULT_METRIC_REGISTRY[self.config.output_type]]
+
+    def process_results(self, doc: Any, results: list[Any]) -> dict[str, Any]:
+        """Per-doc metric values from the filtered responses of the doc's requests."""
+        if self.predict_only:
+            return {"bypass": None}
+        if self.config.process_results is not None:
+            out = self.config.process_results(doc, results)
+            if not isinstance(out, dict):
+                raise ConfigError(
+                    f"task '{self.task_name}': process_results must return a dict, got {type(out).__name__}"
+                )
+            return out
+        from lmms_eval.api.scoring import builtin_process_results
+
+        return builtin_process_results(self, doc, results)
+
+    def aggregation(self) -> dict[str, Callable[..., Any]]:
+        out: dict[str, Callable[..., Any]] = {}
+        for cfg in self.metric_configs:
+            agg = cfg.aggregation
+            if callable(agg):
+                out[cfg.name] = agg
+            elif isinstance(agg, str):
+                out[cfg.name] = get_aggregation(agg)
+            else:
+                try:
+                    out[cfg.name] = get_aggregation(get_metric(cfg.name).aggregation)
+                except LookupError:
+                    out[cfg.name] = get_aggregation("mean")
+        return out
+
+    def higher_is_better(self) -> dict[str, bool | None]:
+        out: dict[str, bool | None] = {}
+        for cfg in self.metric_configs:
+            if cfg.higher_is_better is not None:
+                out[cfg.name] = cfg.higher_is_better
+            else:
+                try:
+                    out[cfg.name] = get_metric(cfg.name).higher_is_better
+                except LookupError:
+                    out[cfg.name] = True
+        return out
+
+    # -- config dump ------------------------------------------------------------------------------
+
+    def dump_config(self) -> dict[str, Any]:
+        """The config as JSON-ready data (callables as ``module.name`` strings)."""
+        data = self.config.model_dump(exclude_defaults=True, by_alias=True)
+        return _stringify(data)
+
+    def fingerprint(self) -> str:
+        """Hash of everything in the config that can change a prompt or a score."""
+        return hash_string(canonical_json(self.dump_config()))[:16]
+
+
+def _stringify(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _stringify(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_stringify(v) for v in value]
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+    return value
+
+
+def _visual_adapter(visual: Callable[..., list[Any]]) -> Callable[[Any], list[Any]]:
+    def doc_to_visual(doc: Any) -> list[Any]:
+        return visual(doc)
+
+    return doc_to_visual
+
+
+def _messages_adapter(task: ConfigurableTask, doc_id: int) -> Callable[..., list[dict[str, Any]]]:
+    def doc_to_messages(doc: Any, **extra: Any) -> list[dict[str, Any]]:
+        return task.build_messages(doc, doc_id, **extra)
+
+    return doc_to_messages
+
+
+def _target_adapter(task: ConfigurableTask) -> Callable[[Any], str]:
+    def doc_to_target(doc: Any) -> str:
+        target = task.gold_text(doc)
+        if isinstance(target, list):
+            target = target[0]
+        return f"{task.config.target_delimiter}{target}"
+
+    return doc_to_target

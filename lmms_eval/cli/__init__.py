@@ -1,0 +1,89 @@
+"""Command-line entry point: ``lmms-eval <subcommand>`` and the legacy flat ``lmms-eval --model ...``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from lmms_eval.errors import LmmsEvalError
+
+SUBCOMMANDS = ("eval", "tasks", "models", "version")
+
+BANNER = """lmms-eval: evaluate large multimodal models
+
+usage: lmms-eval <command> [options]
+
+commands:
+  eval      run an evaluation (also: lmms-eval --model ... --tasks ...)
+  tasks     list, inspect and validate tasks
+  models    list models and their aliases
+  version   print versions
+
+Quick start:  lmms-eval eval --model dummy --tasks demo_qa --limit 8
+Help:         lmms-eval <command> --help
+"""
+
+
+def configure_logging(verbosity: str | None = "INFO") -> None:
+    """Install one stderr handler for lmms_eval loggers (entry points only)."""
+    level_name = (verbosity or "INFO").upper()
+    level = logging.getLevelName(level_name)
+    if not isinstance(level, int):
+        raise LmmsEvalError(f"--verbosity: unknown level '{verbosity}'; use DEBUG, INFO, WARNING or ERROR")
+    root = logging.getLogger("lmms_eval")
+    root.setLevel(level)
+    if not any(getattr(h, "_lmms_eval", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s", "%H:%M:%S")
+        )
+        handler._lmms_eval = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+        root.propagate = False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from lmms_eval.cli import eval as eval_cmd
+    from lmms_eval.cli import models as models_cmd
+    from lmms_eval.cli import tasks as tasks_cmd
+    from lmms_eval.cli import version as version_cmd
+
+    parser = argparse.ArgumentParser(prog="lmms-eval", description="Evaluate large multimodal models.")
+    subparsers = parser.add_subparsers(dest="command", metavar="<command>")
+    eval_parser = subparsers.add_parser(
+        "eval", help="run an evaluation", description=eval_cmd.build_parser().description
+    )
+    eval_cmd.add_eval_arguments(eval_parser)
+    eval_parser.set_defaults(handler=eval_cmd.run)
+    tasks_cmd.add_parser(subparsers)
+    models_cmd.add_parser(subparsers)
+    version_cmd.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list:
+        print(BANNER)
+        return 0
+    if (
+        args_list[0] not in SUBCOMMANDS
+        and args_list[0].startswith("-")
+        and args_list[0] not in ("-h", "--help")
+    ):
+        args_list = ["eval", *args_list]  # the legacy flat form
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except LmmsEvalError as exc:
+        print(f"lmms-eval: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("lmms-eval: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,374 @@
+"""``lmms-eval eval``: run an evaluation (also the legacy flat form ``lmms-eval --model ...``).
+
+Options come from three layers, later ones winning: built-in defaults < ``--config`` YAML < flags
+given on the command line. YAML values go through the same typing as command-line values, and the
+merged result is validated as a :class:`RunConfig`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from lmms_eval.errors import ConfigError, did_you_mean
+from lmms_eval.utils import parse_value
+
+logger = logging.getLogger("lmms_eval.cli")
+
+
+def _limit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count or a fraction, got {text!r}") from None
+    return value
+
+
+def _seed(text: str) -> list[int | None]:
+    """``"42"`` -> four seeds of 42; ``"0,1234,None,1"`` -> python, numpy, torch, few-shot."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) == 1:
+        parts *= 4
+    if len(parts) != 4:
+        raise argparse.ArgumentTypeError(
+            f"--seed takes one value or four comma-separated values, got {text!r}"
+        )
+    seeds: list[int | None] = []
+    for part in parts:
+        if part.lower() == "none":
+            seeds.append(None)
+        elif part.lstrip("-").isdigit():
+            seeds.append(int(part))
+        else:
+            raise argparse.ArgumentTypeError(f"--seed values must be integers or None, got {part!r}")
+    return seeds
+
+
+def _batch_size(text: str) -> int | str:
+    text = str(text)
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    if text == "auto" or (text.startswith("auto:") and text[5:].isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"--batch_size must be a positive integer, 'auto' or 'auto:N', got {text!r}"
+    )
+
+
+def _bool(text: str) -> bool:
+    value = parse_value(str(text))
+    if not isinstance(value, bool):
+        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Flag:
+    names: tuple[str, ...]
+    default: Any
+    help: str
+    type: Any = str
+    action: str | None = None
+    metavar: str | None = None
+
+
+FLAGS: list[Flag] = [
+    Flag(
+        ("--config",),
+        None,
+        "YAML file with options (one run, or a list of runs); command-line flags win",
+        metavar="PATH",
+    ),
+    Flag(("--model",), "dummy", "model id or alias (see 'lmms-eval models')", metavar="ID"),
+    Flag(("--model_args",), "", "model arguments as k=v,k=v (JSON values allowed)", metavar="ARGS"),
+    Flag(
+        ("--tasks",),
+        None,
+        "comma-separated tasks, groups, tags, fnmatch patterns or YAML paths",
+        metavar="TASKS",
+    ),
+    Flag(
+        ("--num_fewshot",),
+        None,
+        "few-shot examples per prompt (tasks that set 0 keep 0)",
+        type=int,
+        metavar="N",
+    ),
+    Flag(
+        ("--batch_size", "-b"),
+        1,
+        "batch size: N, 'auto' or 'auto:N' (where the model supports it)",
+        type=_batch_size,
+    ),
+    Flag(("--max_batch_size",), None, "upper bound for automatic batch sizes", type=int, metavar="N"),
+    Flag(("--device",), None, "device for local models, e.g. cuda:0 or cpu"),
+    Flag(("--output_path", "-o"), None, "folder for results JSON and samples JSONL", metavar="DIR"),
+    Flag(("--limit",), None, "docs per task: a count, or a fraction in (0, 1)", type=_limit, metavar="N"),
+    Flag(("--offset",), 0, "skip this many docs of each task before --limit", type=int, metavar="N"),
+    Flag(
+        ("--log_samples", "-s"),
+        False,
+        "write per-document samples JSONL (needs --output_path)",
+        action="store_true",
+    ),
+    Flag(
+        ("--predict_only", "-x"),
+        False,
+        "generate and log outputs without scoring (implies --log_samples)",
+        action="store_true",
+    ),
+    Flag(("--gen_kwargs",), "", "generation overrides for all generate tasks, k=v,k=v", metavar="ARGS"),
+    Flag(("--system_instruction",), None, "system instruction prepended to every prompt", metavar="TEXT"),
+    Flag(("--include_path",), None, "extra folder(s) of task YAMLs (comma-separated)", metavar="DIR"),
+    Flag(
+        ("--seed",),
+        [0, 1234, 1234, 1234],
+        "seeds for python, numpy, torch and few-shot sampling: one value or four",
+        type=_seed,
+    ),
+    Flag(
+        ("--repeats", "-n"),
+        None,
+        "run every request k times (stability metrics need k > 1)",
+        type=int,
+        metavar="K",
+    ),
+    Flag(
+        ("--bootstrap_iters",),
+        1000,
+        "bootstrap resamples for standard errors of non-mean metrics (0: off)",
+        type=int,
+        metavar="N",
+    ),
+    Flag(
+        ("--reasoning_tags",),
+        json.dumps([list(p) for p in (("<think>", "</think>"), ("<analysis>", "</analysis>"))]),
+        "reasoning blocks stripped before scoring: 'none' or a JSON list of [start, end] pairs",
+        metavar="TAGS",
+    ),
+    Flag(
+        ("--force_simple",),
+        False,
+        "use the simple (doc_to_visual + doc_to_text) variant of the model",
+        action="store_true",
+    ),
+    Flag(
+        ("--trust_remote_code",),
+        False,
+        "pass trust_remote_code=True to models that accept it",
+        action="store_true",
+    ),
+    Flag(("--show_config",), False, "print each task's full config after the run", action="store_true"),
+    Flag(
+        ("--write_out", "-w"),
+        False,
+        "print the prompt and target of the first doc of each task",
+        action="store_true",
+    ),
+    Flag(("--verbosity",), "INFO", "log level: DEBUG, INFO, WARNING or ERROR", metavar="LEVEL"),
+]
+
+DEFAULTS: dict[str, Any] = {f.names[0].lstrip("-"): f.default for f in FLAGS}
+
+
+class RunConfig(BaseModel):
+    """A fully merged, validated set of eval options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: str | None = None
+    model: str
+    model_args: str | dict[str, Any] = ""
+    tasks: str | None
+    num_fewshot: int | None = None
+    batch_size: int | str = 1
+    max_batch_size: int | None = None
+    device: str | None = None
+    output_path: str | None = None
+    limit: float | None = None
+    offset: int = 0
+    log_samples: bool = False
+    predict_only: bool = False
+    gen_kwargs: str | dict[str, Any] = ""
+    system_instruction: str | None = None
+    include_path: str | None = None
+    seed: list[int | None]
+    repeats: int | None = None
+    bootstrap_iters: int = 1000
+    reasoning_tags: Any = None
+    force_simple: bool = False
+    trust_remote_code: bool = False
+    show_config: bool = False
+    write_out: bool = False
+    verbosity: str = "INFO"
+
+
+def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every eval flag, with SUPPRESS defaults so explicitly given flags can be told apart."""
+    for flag in FLAGS:
+        kwargs: dict[str, Any] = {
+            "default": argparse.SUPPRESS,
+            "help": f"{flag.help} (default: {flag.default!r})",
+        }
+        dest = flag.names[0].lstrip("-")
+        if flag.action:
+            kwargs["action"] = flag.action
+        else:
+            kwargs["type"] = flag.type
+            if flag.metavar:
+                kwargs["metavar"] = flag.metavar
+        parser.add_argument(*flag.names, dest=dest, **kwargs)
+
+
+def _type_config_value(key: str, value: Any, where: str) -> Any:
+    """Give a YAML value the type its command-line flag would have."""
+    flag = next((f for f in FLAGS if f.names[0].lstrip("-") == key), None)
+    if flag is None:
+        raise ConfigError(
+            f"{where}: unknown option '{key}'.{did_you_mean(key, DEFAULTS)} Valid: {', '.join(sorted(DEFAULTS))}"
+        )
+    if value is None:
+        return None
+    if key == "tasks" and isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if key in ("model_args", "gen_kwargs") and isinstance(value, dict):
+        return value
+    if key == "reasoning_tags" and isinstance(value, list):
+        return json.dumps(value)
+    if key == "include_path" and isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if flag.action == "store_true":
+        return value if isinstance(value, bool) else _bool(str(value))
+    if key == "seed" and isinstance(value, list):
+        return _seed(",".join("None" if v is None else str(v) for v in value))
+    converter = flag.type
+    try:
+        return converter(str(value)) if converter is not str else str(value)
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: option '{key}': {exc}") from None
+
+
+def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
+    """defaults < each run of ``--config`` < explicit command-line flags, validated."""
+    from lmms_eval.cli.config import load_run_configs
+
+    layers: list[dict[str, Any]] = [{}]
+    config_path = explicit.get("config")
+    if config_path:
+        layers = []
+        for i, run in enumerate(load_run_configs(config_path)):
+            where = f"{config_path}" + (f"[{i}]" if i else "")
+            layers.append({k: _type_config_value(k, v, where) for k, v in run.items()})
+    runs = []
+    for layer in layers:
+        merged = {**DEFAULTS, **layer, **explicit}
+        try:
+            runs.append(RunConfig.model_validate(merged))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            key = ".".join(str(p) for p in error["loc"])
+            raise ConfigError(f"option '{key}': {error['msg']} (got {error.get('input')!r})") from None
+    return runs
+
+
+def build_parser(prog: str = "lmms-eval eval") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Evaluate a model on tasks. Example: lmms-eval eval --model dummy --tasks demo_qa --limit 8",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_eval_arguments(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    explicit = {k: v for k, v in vars(args).items() if k not in ("handler", "command")}
+    runs = merge_run_configs(explicit)
+    status = 0
+    for i, cfg in enumerate(runs):
+        if len(runs) > 1:
+            print(f"\n=== run {i + 1} of {len(runs)}: {cfg.model} on {cfg.tasks} ===")
+        status = max(status, run_one(cfg))
+    return status
+
+
+def _list_tasks_shortcut(cfg: RunConfig) -> int | None:
+    shortcuts = {"list": "list", "list_groups": "groups", "list_tags": "tags", "list_subtasks": "subtasks"}
+    if cfg.tasks in shortcuts:
+        from lmms_eval.cli.tasks import print_listing
+
+        return print_listing(shortcuts[cfg.tasks], cfg.include_path)
+    return None
+
+
+def run_one(cfg: RunConfig) -> int:
+    from lmms_eval.cli import configure_logging
+
+    configure_logging(cfg.verbosity)
+    shortcut = _list_tasks_shortcut(cfg)
+    if shortcut is not None:
+        return shortcut
+    if not cfg.tasks:
+        raise ConfigError("--tasks is required (run 'lmms-eval tasks list' to see the available tasks)")
+    log_samples = cfg.log_samples or cfg.predict_only
+    if log_samples and not cfg.output_path:
+        raise ConfigError(
+            "--log_samples and --predict_only need --output_path to know where to write samples"
+        )
+
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.loggers import make_table
+    from lmms_eval.tasks import TaskManager
+
+    model_args: Any = cfg.model_args
+    if cfg.trust_remote_code:
+        from lmms_eval.utils import parse_arg_string
+
+        model_args = {**parse_arg_string(model_args), "trust_remote_code": True}
+    manager = TaskManager(include_path=cfg.include_path, model_name=cfg.model)
+    random_seed, numpy_seed, torch_seed, fewshot_seed = cfg.seed
+    results = simple_evaluate(
+        model=cfg.model,
+        model_args=model_args,
+        tasks=[t.strip() for t in cfg.tasks.split(",") if t.strip()],
+        num_fewshot=cfg.num_fewshot,
+        batch_size=cfg.batch_size,
+        max_batch_size=cfg.max_batch_size,
+        device=cfg.device,
+        limit=cfg.limit,
+        offset=cfg.offset,
+        bootstrap_iters=cfg.bootstrap_iters,
+        gen_kwargs=cfg.gen_kwargs or None,
+        task_manager=manager,
+        predict_only=cfg.predict_only,
+        random_seed=random_seed,
+        numpy_random_seed=numpy_seed,
+        torch_random_seed=torch_seed,
+        fewshot_random_seed=fewshot_seed,
+        system_instruction=cfg.system_instruction,
+        log_samples=log_samples,
+        force_simple=cfg.force_simple,
+        repeats=cfg.repeats,
+        reasoning_tags=cfg.reasoning_tags,
+        output_path=cfg.output_path,
+        cli_args=cfg.model_dump(),
+        write_out=cfg.write_out,
+    )
+    print(
+        f"\n{cfg.model} ({cfg.model_args or 'default args'}), limit: {cfg.limit}, num_fewshot: {cfg.num_fewshot}, batch_size: {cfg.batch_size}"
+    )
+    print(make_table(results))
+    if results.get("groups"):
+        print()
+        print(make_table(results, "groups"))
+    if cfg.show_config:
+        print(json.dumps(results.get("configs", {}), indent=2, default=str))
+    if "output_files" in results:
+        print(f"\nResults: {results['output_files']['results']}", file=sys.stderr)
+    return 0

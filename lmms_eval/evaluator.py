@@ -1,0 +1,355 @@
+"""``simple_evaluate`` and ``evaluate``: the orchestrator over the pipeline stages.
+
+model resolve -> task load -> configure -> requests -> inference -> filters -> scoring ->
+aggregation -> outputs. Each stage lives in its own module; this file only wires them together.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from lmms_eval import aggregation, inference, postprocess
+from lmms_eval.api.group import ConfigurableGroup, Node
+from lmms_eval.api.model import lmms
+from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config
+from lmms_eval.api.task import ConfigurableTask
+from lmms_eval.errors import ConfigError
+from lmms_eval.loggers.results import RESULTS_SCHEMA_VERSION, OutputWriter
+from lmms_eval.tasks import TaskManager
+from lmms_eval.utils import (
+    file_timestamp,
+    hash_string,
+    iso_timestamp,
+    parse_arg_string,
+    redact,
+    sanitize_model_name,
+    utc_now,
+)
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT = object()
+
+
+def set_seeds(random_seed: int | None, numpy_seed: int | None, torch_seed: int | None) -> None:
+    """Seed python, numpy and (only if already imported) torch."""
+    if random_seed is not None:
+        random.seed(random_seed)
+    if numpy_seed is not None:
+        np.random.seed(numpy_seed)
+    if torch_seed is not None and "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(torch_seed)
+
+
+def resolve_limit(limit: int | float | None, total: int) -> int | None:
+    """``None``/negative: all; ``0 < limit < 1``: that fraction (rounded up); otherwise a count."""
+    if limit is None or limit < 0:
+        return None
+    if 0 < limit < 1:
+        return math.ceil(total * limit)
+    if limit != int(limit):
+        raise ConfigError(f"--limit must be a count or a fraction between 0 and 1, got {limit}")
+    return int(limit)
+
+
+def build_model(
+    model: str | lmms,
+    model_args: str | Mapping[str, Any] | None,
+    batch_size: int | str | None,
+    max_batch_size: int | None,
+    device: str | None,
+    force_simple: bool,
+) -> tuple[lmms, dict[str, Any]]:
+    """The model instance and a description of it for the results file."""
+    if isinstance(model, lmms):
+        cls = type(model)
+        return model, {
+            "model": cls.__name__,
+            "model_id": getattr(model, "_model_name", None) or cls.__name__,
+            "model_backend": f"{cls.__module__}.{cls.__qualname__} ({'simple' if cls.is_simple else 'chat'})",
+        }
+    from lmms_eval.models import ensure_registry
+
+    registry = ensure_registry()
+    resolved = registry.resolve(model, force_simple)
+    cls = registry.get_model_class(model, force_simple)
+    extra = {"batch_size": batch_size, "max_batch_size": max_batch_size, "device": device}
+    instance = cls.create_from_arg_string(model_args or "", extra)
+    instance._model_name = resolved.model_id
+    return instance, {
+        "model": model,
+        "model_id": resolved.model_id,
+        "model_backend": f"{resolved.class_path} ({resolved.model_type})",
+    }
+
+
+def configure_tasks(
+    leaves: Sequence[ConfigurableTask],
+    lm: lmms,
+    model_names: Sequence[str],
+    gen_kwargs: Mapping[str, Any] | None,
+    num_fewshot: int | None,
+    predict_only: bool,
+    repeats: int | None,
+    system_instruction: str | None,
+    fewshot_seed: int | None,
+) -> None:
+    """Apply run-level overrides to each task and hand its docs to the model."""
+    for task in leaves:
+        task.set_model_names(*model_names)
+        if gen_kwargs and task.config.output_type.startswith("generate"):
+            task.gen_kwargs_override = dict(gen_kwargs)
+        if num_fewshot is not None and task.config.num_fewshot != 0:
+            if num_fewshot and not task._fewshot_split_name():
+                raise ConfigError(
+                    f"task '{task.task_name}' has no split to draw {num_fewshot} few-shot examples from"
+                )
+            task.config.num_fewshot = num_fewshot
+        elif task.config.num_fewshot is None:
+            task.config.num_fewshot = 0
+        if repeats is not None:
+            task.config.repeats = int(repeats)
+        task.predict_only = predict_only
+        task.system_instruction = system_instruction
+        if fewshot_seed is not None:
+            task.fewshot_seed = fewshot_seed
+        lm.task_dict[task.task_name] = task.model_docs()
+
+
+def leaf_tasks(nodes: Mapping[str, Node]) -> list[ConfigurableTask]:
+    leaves: list[ConfigurableTask] = []
+    for node in nodes.values():
+        leaves.extend(node.leaves() if isinstance(node, ConfigurableGroup) else [node])
+    return leaves
+
+
+def simple_evaluate(
+    model: str | lmms,
+    model_args: str | Mapping[str, Any] | None = None,
+    tasks: str | Sequence[str] = (),
+    num_fewshot: int | None = None,
+    batch_size: int | str | None = None,
+    max_batch_size: int | None = None,
+    device: str | None = None,
+    limit: int | float | None = None,
+    offset: int = 0,
+    bootstrap_iters: int = 1000,
+    gen_kwargs: str | Mapping[str, Any] | None = None,
+    task_manager: TaskManager | None = None,
+    predict_only: bool = False,
+    random_seed: int | None = 0,
+    numpy_random_seed: int | None = 1234,
+    torch_random_seed: int | None = 1234,
+    fewshot_random_seed: int | None = 1234,
+    system_instruction: str | None = None,
+    log_samples: bool = True,
+    force_simple: bool = False,
+    repeats: int | None = None,
+    reasoning_tags: Any = _DEFAULT,
+    output_path: str | None = None,
+    show_progress: bool | None = None,
+    cli_args: Mapping[str, Any] | None = None,
+    **unused: Any,
+) -> dict[str, Any]:
+    """Evaluate ``model`` (an id or an ``lmms`` instance) on ``tasks`` and return the results dict.
+
+    With ``output_path`` the results JSON and (with ``log_samples``) per-sample JSONL files are
+    written under ``{output_path}/{model_name_sanitized}/`` as the run progresses.
+    """
+    if unused:
+        logger.warning("simple_evaluate ignores unknown arguments: %s", ", ".join(sorted(unused)))
+    started = utc_now()
+    start_clock = time.perf_counter()
+    set_seeds(random_seed, numpy_random_seed, torch_random_seed)
+    task_names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else list(tasks)
+    if not task_names:
+        raise ConfigError("no tasks given; pass --tasks (run 'lmms-eval tasks list' to see them)")
+    parsed_gen_kwargs = parse_arg_string(gen_kwargs) if gen_kwargs else {}
+
+    lm, model_info = build_model(model, model_args, batch_size, max_batch_size, device, force_simple)
+    model_names = [str(model) if isinstance(model, str) else "", model_info["model_id"]]
+    manager = task_manager or TaskManager(model_name=model_names[0] or None)
+    nodes = manager.load_task_or_group(task_names)
+    leaves = leaf_tasks(nodes)
+    configure_tasks(
+        leaves,
+        lm,
+        model_names,
+        parsed_gen_kwargs,
+        num_fewshot,
+        predict_only,
+        repeats,
+        system_instruction,
+        fewshot_random_seed,
+    )
+
+    tags = parse_reasoning_tags_config(
+        DEFAULT_REASONING_TAGS if reasoning_tags is _DEFAULT else reasoning_tags
+    )
+    model_args_dict = parse_arg_string(model_args) if not isinstance(model, lmms) else {}
+    writer = None
+    if output_path:
+        writer = OutputWriter(output_path, sanitize_model_name(model_info["model_id"], model_args_dict))
+    header = {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "config": redact(
+            {
+                **model_info,
+                "model_args": model_args_dict if not isinstance(model_args, str) else model_args,
+                "batch_size": batch_size,
+                "max_batch_size": max_batch_size,
+                "device": device,
+                "limit": limit,
+                "offset": offset,
+                "bootstrap_iters": bootstrap_iters,
+                "gen_kwargs": parsed_gen_kwargs,
+                "random_seed": random_seed,
+                "numpy_seed": numpy_random_seed,
+                "torch_seed": torch_random_seed,
+                "fewshot_seed": fewshot_random_seed,
+                "repeats": repeats,
+                "predict_only": predict_only,
+                "reasoning_tags": tags,
+                "resolved_cli_args": dict(cli_args or {}),
+            }
+        ),
+        "model_name": model_info["model_id"],
+        "model_name_sanitized": sanitize_model_name(model_info["model_id"], model_args_dict),
+        "system_instruction": system_instruction,
+        "system_instruction_sha": hash_string(system_instruction) if system_instruction else None,
+        "start_time": iso_timestamp(started),
+    }
+    try:
+        results = evaluate(
+            lm,
+            nodes,
+            limit=limit,
+            offset=offset,
+            bootstrap_iters=bootstrap_iters,
+            log_samples=log_samples,
+            reasoning_tags=tags,
+            writer=writer,
+            header=header,
+            show_progress=show_progress,
+            seed=random_seed if random_seed is not None else 1234,
+        )
+    finally:
+        if writer is not None:
+            writer.close()
+    ended = utc_now()
+    results.update(header)
+    results["end_time"] = iso_timestamp(ended)
+    results["date"] = file_timestamp(started)
+    results["total_evaluation_time_seconds"] = round(time.perf_counter() - start_clock, 3)
+    results.update(_version_info())
+    if writer is not None:
+        results["output_files"] = {"results": writer.results_path}
+        writer.write_results(results)
+    return results
+
+
+def _version_info() -> dict[str, Any]:
+    from lmms_eval import __version__
+    from lmms_eval.cli.version import git_info
+
+    git = git_info()
+    return {"lmms_eval_version": __version__, "git_hash": git.get("commit"), "git_branch": git.get("branch")}
+
+
+def evaluate(
+    lm: lmms,
+    task_dict: Mapping[str, Node],
+    limit: int | float | None = None,
+    offset: int = 0,
+    bootstrap_iters: int = 1000,
+    log_samples: bool = True,
+    reasoning_tags: list[tuple[str, str]] | None = None,
+    writer: OutputWriter | None = None,
+    header: Mapping[str, Any] | None = None,
+    show_progress: bool | None = None,
+    seed: int = 1234,
+) -> dict[str, Any]:
+    """Run the loaded tasks through ``lm`` and aggregate the scores."""
+    leaves = leaf_tasks(task_dict)
+    chat = not lm.is_simple
+    per_task_requests: dict[str, list[Any]] = {}
+    n_samples: dict[str, dict[str, int]] = {}
+    for task in leaves:
+        lm.task_dict.setdefault(task.task_name, task.model_docs())
+        total = len(task.eval_docs)
+        task_limit = resolve_limit(limit, total)
+        requests = task.build_all_requests(
+            chat=chat, limit=task_limit, offset=offset, rank=lm.rank, world_size=lm.world_size
+        )
+        per_task_requests[task.task_name] = requests
+        n_samples[task.task_name] = {"original": total, "effective": len({r.doc_id for r in requests})}
+        logger.info(
+            "task %s: %d docs, %d requests",
+            task.task_name,
+            n_samples[task.task_name]["effective"],
+            len(requests),
+        )
+
+    all_requests = [r for reqs in per_task_requests.values() for r in reqs]
+    timings = inference.run_requests(lm, all_requests, show_progress=show_progress)
+
+    results: dict[str, Any] = {
+        "results": {},
+        "groups": {},
+        "group_subtasks": {},
+        "configs": {t.task_name: t.dump_config() for t in leaves},
+        "versions": {t.task_name: t.VERSION for t in leaves},
+        "n-shot": {t.task_name: t.config.num_fewshot or 0 for t in leaves},
+        "higher_is_better": {t.task_name: t.higher_is_better() for t in leaves},
+        "n-samples": n_samples,
+        "task_hashes": {},
+        "timings": {k: round(v, 4) for k, v in timings.items()},
+    }
+    sink = writer.write_sample if writer is not None else None
+    scores: dict[str, dict[str, Any]] = {}
+    for task in leaves:
+        requests = per_task_requests[task.task_name]
+        postprocess.apply_filters(task, requests, reasoning_tags)
+        task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
+        scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed)
+        results["results"][task.task_name] = scores[task.task_name]
+        results["task_hashes"][task.task_name] = _task_hash(task, requests)
+        if writer is not None:
+            writer.close_samples(task.task_name)
+            writer.write_results({**(header or {}), **results, "status": "running"})
+
+    group_scores, group_subtasks = aggregation.aggregate_groups(task_dict, scores)
+    results["groups"] = group_scores
+    results["group_subtasks"] = group_subtasks
+    for name, node in _all_groups(task_dict).items():
+        results["versions"][name] = node.VERSION
+    results["status"] = "completed"
+    return results
+
+
+def _all_groups(task_dict: Mapping[str, Node]) -> dict[str, ConfigurableGroup]:
+    found: dict[str, ConfigurableGroup] = {}
+
+    def visit(node: Node) -> None:
+        if isinstance(node, ConfigurableGroup):
+            found[node.group_name] = node
+            for child in node.children:
+                visit(child)
+
+    for node in task_dict.values():
+        visit(node)
+    return found
+
+
+def _task_hash(task: ConfigurableTask, requests: Sequence[Any]) -> str:
+    docs = task.scoring_docs
+    ids = sorted({r.doc_id for r in requests})
+    return hash_string("".join(postprocess.doc_hash(docs[i]) for i in ids))

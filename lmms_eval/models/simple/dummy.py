@@ -1,0 +1,172 @@
+"""``dummy``: a deterministic model for tests, demos and pipeline benchmarks.
+
+Answers are chosen without any randomness that depends on the process:
+
+* ``response="A"`` answers every generation request with a fixed string (the default);
+* ``answer_field=answer`` answers with ``str(doc["answer"])`` (an oracle), and with
+  ``accuracy=0.7`` only a deterministic, hash-selected 70% of documents get the oracle answer
+  while the rest get ``wrong_response``;
+* ``echo=True`` answers with the prompt text;
+* ``responses=path.jsonl`` answers from a file of ``{"task", "doc_id", "response"}`` records.
+
+``loglikelihood`` returns a hash-derived value that is highest for the continuation equal to the
+oracle answer when ``answer_field`` is set. ``latency`` adds a sleep per request (for tests of
+progress, caching and servers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
+from lmms_eval.api.model import lmms, resolve_continuation
+from lmms_eval.errors import ModelArgsError
+from lmms_eval.protocol import ChatMessages
+
+
+def _unit_hash(*parts: Any) -> float:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def apply_stop_strings(text: str, until: Any) -> str:
+    """Cut ``text`` at the first occurrence of any stop string."""
+    stops = [until] if isinstance(until, str) else list(until or [])
+    cut = len(text)
+    for stop in stops:
+        if stop:
+            pos = text.find(stop)
+            if pos != -1:
+                cut = min(cut, pos)
+    return text[:cut]
+
+
+class DummySimple(lmms):
+    """Deterministic answers; see the module docstring for the arguments."""
+
+    is_simple = True
+
+    def __init__(
+        self,
+        response: str = "A",
+        answer_field: str | None = None,
+        accuracy: float = 1.0,
+        wrong_response: str = "[wrong]",
+        echo: bool = False,
+        responses: str | None = None,
+        latency: float = 0.0,
+        seed: int = 0,
+        batch_size: int | str = 1,
+        device: str | None = None,
+        max_batch_size: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        if kwargs:
+            raise ModelArgsError(
+                f"dummy model does not accept argument(s) {', '.join(sorted(kwargs))}; accepted: response, "
+                "answer_field, accuracy, wrong_response, echo, responses, latency, seed, batch_size, device"
+            )
+        if not 0.0 <= float(accuracy) <= 1.0:
+            raise ModelArgsError(f"dummy model: accuracy must be between 0 and 1, got {accuracy}")
+        self.response = str(response)
+        self.answer_field = answer_field
+        self.accuracy = float(accuracy)
+        self.wrong_response = wrong_response
+        self.echo = bool(echo)
+        self.latency = float(latency)
+        self.seed = int(seed)
+        self.batch_size_per_gpu = int(batch_size) if str(batch_size).isdigit() else 1
+        self.device = device or "cpu"
+        self._table: dict[tuple[str, int], str] = {}
+        if responses:
+            self._table = self._load_table(responses)
+
+    @staticmethod
+    def _load_table(path: str) -> dict[tuple[str, int], str]:
+        table: dict[tuple[str, int], str] = {}
+        with open(path, encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    table[(str(record["task"]), int(record["doc_id"]))] = str(record["response"])
+                except (json.JSONDecodeError, KeyError, ValueError) as exc:
+                    raise ModelArgsError(
+                        f"{path}:{line_no}: expected a JSON object with task, doc_id, response ({exc})"
+                    ) from None
+        return table
+
+    # -- answers ----------------------------------------------------------------------------------
+
+    def _prompt_text(self, request: Instance) -> str:
+        first = request.args[0]
+        if callable(first):
+            messages: Any = first(self.get_doc(request))
+            return ChatMessages.from_raw(messages).text()
+        return str(first)
+
+    def _oracle(self, request: Instance) -> str | None:
+        if not self.answer_field:
+            return None
+        doc = self.get_doc(request)
+        if self.answer_field not in doc:
+            raise ModelArgsError(
+                f"dummy model: answer_field '{self.answer_field}' is not a field of task "
+                f"'{request.task_name}' (fields: {', '.join(sorted(doc))})"
+            )
+        return str(doc[self.answer_field])
+
+    def _knows(self, request: Instance) -> bool:
+        return _unit_hash(self.seed, request.task_name, request.doc_id) < self.accuracy
+
+    def _answer(self, request: Instance) -> str:
+        key = (request.task_name, request.doc_id)
+        if key in self._table:
+            return self._table[key]
+        if self.echo:
+            return self._prompt_text(request)
+        oracle = self._oracle(request)
+        if oracle is not None:
+            return oracle if self._knows(request) else self.wrong_response
+        return self.response
+
+    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
+        outputs: list[str | GenerationResult] = []
+        for request in requests:
+            if self.latency:
+                time.sleep(self.latency)
+            gen_kwargs = request.args[1] if isinstance(request.args[1], dict) else {}
+            text = apply_stop_strings(self._answer(request), gen_kwargs.get("until"))
+            prompt = self._prompt_text(request)
+            counts = TokenCounts(input_tokens=len(prompt.split()), output_tokens=len(text.split()))
+            outputs.append(GenerationResult(text=text, token_counts=counts))
+        return outputs
+
+    def generate_until_multi_round(self, requests: list[Instance]) -> list[str | GenerationResult]:
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        results: list[tuple[float, bool]] = []
+        for request in requests:
+            if self.latency:
+                time.sleep(self.latency)
+            doc = self.get_doc(request)
+            continuation = resolve_continuation(request.args[1], doc)
+            oracle = self._oracle(request)
+            if oracle is not None and self._knows(request):
+                is_answer = continuation.strip() == oracle.strip()
+                value = (
+                    -0.5
+                    if is_answer
+                    else -5.0 - _unit_hash(self.seed, request.task_name, request.doc_id, continuation)
+                )
+                results.append((value, is_answer))
+            else:
+                value = -1.0 - 4.0 * _unit_hash(self.seed, request.task_name, request.doc_id, continuation)
+                results.append((value, False))
+        return results

@@ -1,0 +1,114 @@
+"""Full loading of selected tasks and groups: include merge, ``!function`` resolution, validation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from lmms_eval.api.group import ConfigurableGroup, GroupConfig, Node
+from lmms_eval.api.task_config import TaskConfig, valid_keys
+from lmms_eval.errors import ConfigError, TaskNotFoundError, did_you_mean
+from lmms_eval.tasks._index import IndexEntry, TaskIndex
+from lmms_eval.tasks._yaml import load_yaml_config, resolve_functions
+
+if TYPE_CHECKING:
+    from lmms_eval.api.task import ConfigurableTask
+
+GROUP_KEYS = set(GroupConfig.model_fields)
+
+
+class TaskLoader:
+    """Builds task and group objects for names found in a :class:`TaskIndex`."""
+
+    def __init__(self, index: TaskIndex, model_names: Sequence[str] = ()) -> None:
+        self.index = index
+        self.model_names = tuple(model_names)
+
+    # -- names ------------------------------------------------------------------------------------
+
+    def entry(self, name: str) -> IndexEntry:
+        if name in self.index.duplicates:
+            paths = self.index.duplicates[name].paths
+            raise ConfigError(
+                f"task name '{name}' is defined more than once: {' and '.join(paths)}. Rename one of them."
+            )
+        entry = self.index.get(name)
+        if entry is not None:
+            return entry
+        for broken in self.index.broken:
+            if broken.name == name:
+                raise ConfigError(broken.error)
+        raise TaskNotFoundError(
+            f"unknown task or group '{name}'.{did_you_mean(name, self.index.entries)} "
+            "Run 'lmms-eval tasks list' to see every task, or add your folder with --include_path."
+        )
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    def load(self, name: str, overrides: dict[str, Any] | None = None) -> Node | list[Node]:
+        """A task, a group, or (for a tag) the list of its tasks."""
+        entry = self.entry(name)
+        if entry.kind == "tag":
+            return [self._as_node(self.load(member, overrides)) for member in entry.tasks]
+        assert entry.path is not None
+        data = load_yaml_config(entry.path)
+        if entry.kind == "group":
+            return self._group(data, entry.path, overrides or {})
+        return self.task_from_dict(data, entry.path, overrides)
+
+    @staticmethod
+    def _as_node(loaded: Node | list[Node]) -> Node:
+        if isinstance(loaded, list):
+            raise ConfigError("a tag cannot contain another tag")
+        return loaded
+
+    def task_from_dict(
+        self, data: dict[str, Any], source: str, overrides: dict[str, Any] | None = None
+    ) -> ConfigurableTask:
+        from lmms_eval.api.registry import TASK_REGISTRY
+        from lmms_eval.api.task import ConfigurableTask
+
+        merged = {**data, **(overrides or {})}
+        merged.pop("include", None)
+        resolved = resolve_functions(merged, source)
+        config = TaskConfig.from_yaml_dict(resolved, source)
+        cls: type[ConfigurableTask] = ConfigurableTask
+        if config.class_:
+            cls = TASK_REGISTRY.get(config.class_)
+        return cls(config, yaml_path=source, model_names=self.model_names)
+
+    def _group(self, data: dict[str, Any], source: str, inherited: dict[str, Any]) -> ConfigurableGroup:
+        group_part = {k: v for k, v in data.items() if k in GROUP_KEYS}
+        pushed = {k: v for k, v in data.items() if k not in GROUP_KEYS}
+        task_keys = set(valid_keys(TaskConfig))
+        for key in pushed:
+            if key not in task_keys:
+                raise ConfigError(
+                    f"{source}: group '{data.get('group')}': unknown key '{key}'."
+                    f"{did_you_mean(key, task_keys | GROUP_KEYS)}"
+                )
+        config = GroupConfig.from_yaml_dict(resolve_functions(group_part, source), source)
+        overrides = {**pushed, **inherited}
+        children: list[Node] = []
+        for item in config.task:
+            if isinstance(item, str):
+                loaded = self.load(item, overrides)
+            else:
+                loaded = self._dict_entry(item, source, overrides)
+            if isinstance(loaded, list):
+                children.extend(loaded)
+            else:
+                children.append(loaded)
+        return ConfigurableGroup(config, children, yaml_path=source)
+
+    def _dict_entry(self, item: dict[str, Any], source: str, overrides: dict[str, Any]) -> Node | list[Node]:
+        """A ``{task: name, <overrides>}`` entry, or an inline task config."""
+        name = item.get("task") or item.get("group")
+        if not isinstance(name, str):
+            raise ConfigError(f"{source}: a group's task entry needs a 'task' name, got {item!r}")
+        local = {k: v for k, v in item.items() if k != "task"}
+        if name in self.index.entries:
+            return self.load(name, {**overrides, **local})
+        # an inline task defined inside the group file
+        return self.task_from_dict({**item}, os.path.abspath(source), overrides)

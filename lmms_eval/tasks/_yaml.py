@@ -1,0 +1,228 @@
+"""Task YAML reading: ``!function`` tags, ``include`` chains, and header-only scans for the index."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from lmms_eval.errors import ConfigError
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """An unresolved ``!function module.attr`` reference and the folder of the YAML that holds it."""
+
+    name: str
+    base_dir: str
+
+    def __str__(self) -> str:
+        return f"!function {self.name}"
+
+
+def _make_loader(base_dir: str) -> type:
+    class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+        pass
+
+    def construct_function(loader: Any, node: yaml.Node) -> FunctionRef:
+        return FunctionRef(str(loader.construct_scalar(node)).strip(), base_dir)
+
+    _Loader.add_constructor("!function", construct_function)
+    return _Loader
+
+
+def _read_mapping(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.load(handle, Loader=_make_loader(os.path.dirname(path)))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {_one_line(exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}: a task YAML must be a mapping of keys to values, got {type(data).__name__}"
+        )
+    return data
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def load_yaml_config(path: str | os.PathLike[str], _chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Read a task YAML with its ``include`` chain merged (child keys win).
+
+    ``include`` may be a path or a list of paths relative to the YAML's folder; with a list, earlier
+    entries take precedence over later ones (as in the published package). ``!function`` values
+    stay :class:`FunctionRef` objects; :func:`resolve_functions` turns them into callables.
+    """
+    path = os.path.abspath(os.fspath(path))
+    if path in _chain:
+        cycle = " -> ".join([*_chain, path])
+        raise ConfigError(f"{path}: include cycle: {cycle}")
+    data = _read_mapping(path)
+    includes = data.pop("include", None)
+    if includes is None:
+        return data
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
+        raise ConfigError(f"{path}: 'include' must be a path or a list of paths")
+    merged: dict[str, Any] = {}
+    base = os.path.dirname(path)
+    for include in reversed(includes):
+        target = include if os.path.isabs(include) else os.path.join(base, include)
+        if not os.path.exists(target):
+            raise ConfigError(f"{path}: included file '{include}' does not exist (looked at {target})")
+        merged.update(load_yaml_config(target, (*_chain, path)))
+    merged.update(data)
+    return merged
+
+
+# ------------------------------------------------------------------------------------------------
+# !function resolution
+# ------------------------------------------------------------------------------------------------
+
+_module_cache: dict[str, ModuleType] = {}
+_module_lock = threading.Lock()
+
+
+def _module_name_for(file_path: Path) -> str:
+    """Dotted name for a utils file inside this package, else a stable synthetic name."""
+    try:
+        rel = file_path.resolve().relative_to(PACKAGE_ROOT.parent)
+        if rel.parts[0] == PACKAGE_ROOT.name and all(
+            (PACKAGE_ROOT.parent / Path(*rel.parts[: i + 1]) / "__init__.py").exists()
+            for i in range(len(rel.parts) - 1)
+        ):
+            return ".".join(rel.with_suffix("").parts)
+    except ValueError:
+        pass
+    digest = hashlib.sha256(str(file_path.resolve()).encode()).hexdigest()[:12]
+    return f"lmms_eval_external_tasks._{digest}.{file_path.stem}"
+
+
+def _load_module_file(file_path: Path) -> ModuleType:
+    key = str(file_path.resolve())
+    with _module_lock:
+        if key in _module_cache:
+            return _module_cache[key]
+        name = _module_name_for(file_path)
+        if not name.startswith("lmms_eval_external_tasks."):
+            module = importlib.import_module(name)
+        else:
+            spec = importlib.util.spec_from_file_location(name, file_path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load {file_path}")
+            module = importlib.util.module_from_spec(spec)
+            # let the file import its siblings (``from utils import x``) as the published package allows
+            sys.path.insert(0, str(file_path.parent))
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                sys.modules.pop(name, None)
+                raise
+            finally:
+                if sys.path and sys.path[0] == str(file_path.parent):
+                    sys.path.pop(0)
+        _module_cache[key] = module
+        return module
+
+
+def resolve_function(ref: FunctionRef, yaml_path: str = "") -> Callable[..., Any]:
+    """Import ``module.attr``: first ``<yaml folder>/<module>.py``, then as a module path."""
+    module_name, _, attr = ref.name.rpartition(".")
+    where = yaml_path or ref.base_dir
+    if not module_name or not attr:
+        raise ConfigError(f"{where}: !function '{ref.name}' must look like module.function")
+    candidate = Path(ref.base_dir, *module_name.split(".")).with_suffix(".py")
+    try:
+        module = _load_module_file(candidate) if candidate.is_file() else importlib.import_module(module_name)
+    except ConfigError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"{where}: !function '{ref.name}': no file {candidate} and no importable module '{module_name}' ({exc})"
+        ) from None
+    except Exception as exc:
+        raise ConfigError(
+            f"{where}: !function '{ref.name}': importing {candidate} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    try:
+        fn = getattr(module, attr)
+    except AttributeError:
+        from lmms_eval.errors import did_you_mean
+
+        public = [n for n in dir(module) if not n.startswith("_")]
+        raise ConfigError(
+            f"{where}: !function '{ref.name}': module '{module_name}' has no attribute '{attr}'.{did_you_mean(attr, public)}"
+        ) from None
+    return fn
+
+
+def resolve_functions(value: Any, yaml_path: str = "") -> Any:
+    """Replace every :class:`FunctionRef` inside ``value`` with the function it names."""
+    if isinstance(value, FunctionRef):
+        return resolve_function(value, yaml_path)
+    if isinstance(value, dict):
+        return {k: resolve_functions(v, yaml_path) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_functions(v, yaml_path) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------------------------------------
+# Header scan (for the index)
+# ------------------------------------------------------------------------------------------------
+
+HEADER_KEYS = ("task", "group", "tag", "include", "class", "output_type", "task_alias", "group_alias")
+_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w\-]*)\s*:")
+
+
+def scan_header(path: str) -> dict[str, Any]:
+    """Parse only the top-level keys the index needs (task, group, tag, include, class, output_type).
+
+    Reads the file as text, keeps those keys' blocks (with their indented continuation lines) and
+    parses that small snippet; much cheaper than a full parse of a large config.
+    """
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    kept: list[str] = []
+    keep = False
+    for line in text.splitlines():
+        match = _TOP_LEVEL_KEY.match(line)
+        if match:
+            keep = match.group(1) in HEADER_KEYS
+        elif line and not line[0].isspace() and not line.startswith(("-", "#")):
+            keep = False
+        if keep:
+            kept.append(line)
+    snippet = "\n".join(kept)
+    try:
+        data = yaml.load(snippet, Loader=_make_loader(os.path.dirname(path))) if snippet else {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {_one_line(exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a task YAML must be a mapping")
+    return data

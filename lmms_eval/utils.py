@@ -1,0 +1,256 @@
+"""Small helpers shared across the package: logging, argument strings, hashing, names."""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from lmms_eval.errors import ModelArgsError
+
+
+class _BraceLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """Logger that accepts both ``%s`` and loguru-style ``{}`` placeholders.
+
+    Task ``utils.py`` files written for the published package call
+    ``eval_logger.info("processed {} docs", n)``; this keeps them working on stdlib logging.
+    """
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        if not self.isEnabledFor(level):
+            return
+        if args and isinstance(msg, str) and "{}" in msg and "%" not in msg:
+            with contextlib.suppress(IndexError, KeyError):
+                msg, args = msg.format(*args), ()
+        kwargs.setdefault("stacklevel", 2)
+        self.logger.log(level, msg, *args, **kwargs)
+
+    def success(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.INFO, msg, *args, **kwargs)
+
+
+eval_logger = _BraceLogger(logging.getLogger("lmms_eval"), {})
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def file_timestamp(moment: datetime | None = None) -> str:
+    """UTC timestamp used in output file names: ``20261122_071530``."""
+    return (moment or utc_now()).astimezone(timezone.utc).strftime("%Y%m%d_%H%M%S")
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    return (moment or utc_now()).astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# --------------------------------------------------------------------------------------------
+# k=v,k=v argument strings
+# --------------------------------------------------------------------------------------------
+
+
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside brackets, braces and quotes."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    current: list[str] = []
+    for ch in text:
+        if quote:
+            current.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if quote or depth != 0:
+        raise ModelArgsError(f"unbalanced quotes or brackets in argument string: {text!r}")
+    parts.append("".join(current))
+    return parts
+
+
+_INT_RE = re.compile(r"^[+-]?\d+$")
+_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+
+
+def parse_value(raw: str) -> Any:
+    """Type a CLI value: bool, None, int, float, JSON object/array, quoted or plain string."""
+    text = raw.strip()
+    lowered = text.lower()
+    if lowered == "true":
+        return True
+    if lowered == "false":
+        return False
+    if lowered in ("none", "null"):
+        return None
+    if _INT_RE.match(text):
+        return int(text)
+    if _FLOAT_RE.match(text):
+        return float(text)
+    if text[:1] in "[{" and text[-1:] in "]}":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelArgsError(f"value {text!r} looks like JSON but does not parse: {exc.msg}") from None
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+
+def parse_arg_string(arg_string: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Parse ``"k=v,k2={\\"a\\": 1}"`` into a typed dict (a mapping is returned as a copy)."""
+    if arg_string is None:
+        return {}
+    if isinstance(arg_string, Mapping):
+        return dict(arg_string)
+    text = arg_string.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelArgsError(f"argument string is not valid JSON: {exc.msg}") from None
+        if not isinstance(loaded, dict):
+            raise ModelArgsError("a JSON argument string must be an object")
+        return loaded
+    result: dict[str, Any] = {}
+    for part in _split_top_level(text):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ModelArgsError(f"expected key=value in argument string, got {part.strip()!r}")
+        if key in result:
+            raise ModelArgsError(f"key {key!r} is given twice in argument string")
+        result[key] = parse_value(value)
+    return result
+
+
+simple_parse_args_string = parse_arg_string  # name used by the published package
+
+
+# --------------------------------------------------------------------------------------------
+# Hashing and names
+# --------------------------------------------------------------------------------------------
+
+
+def _json_default(obj: Any) -> Any:
+    if callable(obj):
+        return getattr(obj, "__qualname__", repr(obj))
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    if isinstance(obj, bytes):
+        return hashlib.sha256(obj).hexdigest()
+    if hasattr(obj, "size") and hasattr(obj, "mode") and hasattr(obj, "tobytes"):  # PIL image
+        return "image-sha256:" + hashlib.sha256(obj.tobytes()).hexdigest()[:16]
+    return repr(obj)
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def hash_string(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hash_object(obj: Any) -> str:
+    return hash_string(canonical_json(obj))
+
+
+_SECRET_KEY_RE = re.compile(
+    r"^(?:.*[_\-.])?(api_?key|access_?key|secret_?key|private_?key|token|secret|password|passwd|credentials?)$",
+    re.IGNORECASE,
+)
+_SECRET_VALUE_RE = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{16,})\b")
+REDACTED = "[REDACTED]"
+
+
+def redact(obj: Any) -> Any:
+    """Replace values of secret-looking keys, and token-looking strings, with ``[REDACTED]``."""
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            if isinstance(key, str) and _SECRET_KEY_RE.search(key) and value not in (None, "", False):
+                out[key] = REDACTED if not isinstance(value, bool) else value
+            else:
+                out[key] = redact(value)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [redact(v) for v in obj]
+    if isinstance(obj, str):
+        redacted = _SECRET_VALUE_RE.sub(REDACTED, obj)
+        # k=v,k=v strings: redact secret keys inside them too
+        return re.sub(
+            r"((?:^|,)\s*[\w.]*(?:api_?key|token|secret|password)[\w.]*\s*=)([^,]*)",
+            lambda m: m.group(1) + REDACTED,
+            redacted,
+            flags=re.IGNORECASE,
+        )
+    return obj
+
+
+_NAME_KEYS = (
+    "peft",
+    "delta",
+    "pretrained",
+    "model",
+    "model_version",
+    "model_name",
+    "model_id",
+    "path",
+    "engine",
+)
+
+
+def sanitize_model_name(model: str, model_args: Mapping[str, Any]) -> str:
+    """Directory name for a run's outputs, e.g. ``Qwen__Qwen2.5-VL-7B-Instruct``.
+
+    Taken from the first name-like model argument (last two path parts); falls back to the model id.
+    """
+    for key in _NAME_KEYS:
+        value = model_args.get(key)
+        if isinstance(value, str) and value:
+            parts = [p for p in re.split(r"[\\/]+", value.rstrip("/\\")) if p]
+            name = "/".join(parts[-2:]) if parts else value
+            return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", name)
+    return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", model)
+
+
+def pattern_match(patterns: Iterable[str], names: Iterable[str]) -> list[str]:
+    """Names matching any fnmatch pattern, in sorted order."""
+    pool = sorted(set(names))
+    matched: set[str] = set()
+    for pattern in patterns:
+        matched.update(fnmatch.filter(pool, pattern))
+    return sorted(matched)
+
+
+def get_default_cache_dir() -> str:
+    import os
+
+    home = os.environ.get("LMMS_EVAL_HOME")
+    if home:
+        return os.path.expanduser(home)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "lmms-eval")

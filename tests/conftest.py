@@ -1,0 +1,35 @@
+"""Shared fixtures: every test gets its own task-index cache and LMMS_EVAL_HOME."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("lmms_home")
+    monkeypatch.setenv("LMMS_EVAL_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_OFFLINE", os.environ.get("HF_HUB_OFFLINE", "1"))
+    monkeypatch.delenv("LMMS_EVAL_PLUGINS", raising=False)
+    yield
+
+
+@pytest.fixture
+def write_files(tmp_path: Path):
+    """Write ``{relative path: text}`` under tmp_path and return the root."""
+
+    def write(files: dict[str, str], root: Path | None = None) -> Path:
+        base = root or tmp_path
+        for rel, text in files.items():
+            path = base / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return base
+
+    return write
