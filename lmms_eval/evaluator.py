@@ -156,6 +156,7 @@ def simple_evaluate(
     reasoning_tags: Any = _DEFAULT,
     output_path: str | None = None,
     show_progress: bool | None = None,
+    write_out: bool = False,
     cli_args: Mapping[str, Any] | None = None,
     **unused: Any,
 ) -> dict[str, Any]:
@@ -240,6 +241,7 @@ def simple_evaluate(
             header=header,
             show_progress=show_progress,
             seed=random_seed if random_seed is not None else 1234,
+            write_out=write_out,
         )
     finally:
         if writer is not None:
@@ -276,6 +278,7 @@ def evaluate(
     header: Mapping[str, Any] | None = None,
     show_progress: bool | None = None,
     seed: int = 1234,
+    write_out: bool = False,
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores."""
     leaves = leaf_tasks(task_dict)
@@ -290,6 +293,8 @@ def evaluate(
             chat=chat, limit=task_limit, offset=offset, rank=lm.rank, world_size=lm.world_size
         )
         per_task_requests[task.task_name] = requests
+        if write_out and requests:
+            _write_out(task, requests[0])
         n_samples[task.task_name] = {"original": total, "effective": len({r.doc_id for r in requests})}
         logger.info(
             "task %s: %d docs, %d requests",
@@ -333,6 +338,17 @@ def evaluate(
         results["versions"][name] = node.VERSION
     results["status"] = "completed"
     return results
+
+
+def _write_out(task: ConfigurableTask, request: Any) -> None:
+    """Print the prompt and target of a task's first request (``--write_out``)."""
+    doc = task.eval_docs[request.doc_id]
+    prompt = postprocess.prompt_text(task, request)
+    try:
+        target = task.gold_text(doc) if task.config.doc_to_target is not None else ""
+    except Exception as exc:  # the target is informative only
+        target = f"<could not render: {exc}>"
+    print(f"--- {task.task_name} doc {request.doc_id} ---\nprompt: {prompt!r}\ntarget: {target!r}")
 
 
 def _all_groups(task_dict: Mapping[str, Node]) -> dict[str, ConfigurableGroup]:

@@ -92,7 +92,8 @@ def doc_hash(doc: Any) -> str:
     return hash_string(canonical_json(doc))
 
 
-def _prompt_text(task: ConfigurableTask, request: Instance, doc: Any) -> str:
+def prompt_text(task: ConfigurableTask, request: Instance) -> str:
+    """The prompt of a request as text (the context string, or the text of its chat messages)."""
     first = request.args[0]
     if isinstance(first, str):
         return first
@@ -122,7 +123,7 @@ def sample_record(
         "doc_id": doc_id,
         "doc_hash": doc_hash(doc),
         "target": target if isinstance(target, (list, int, float)) else str(target),
-        "input": _prompt_text(task, requests[0], doc),
+        "input": prompt_text(task, requests[0]),
         "arguments": [_jsonable_args(r) for r in requests]
         if task.config.output_type == "multiple_choice"
         else None,

@@ -110,27 +110,35 @@ class TaskIndex:
     # -- build ------------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        cached = self._load_cache()
-        fresh: dict[str, Any] = {}
-        changed = False
+        self._cached = self._load_cache()
+        self._records: dict[str, Any] = {}
+        self._changed = False
         for root in self.roots:
             if not os.path.isdir(root):
                 raise ConfigError(f"task folder '{root}' does not exist or is not a folder")
             for path in _walk_yaml(root):
-                try:
-                    stat = os.stat(path)
-                except OSError:
-                    continue
-                stamp = [stat.st_mtime_ns, stat.st_size]
-                record = cached.get(path)
-                if record is None or record.get("stamp") != stamp:
-                    record = {"stamp": stamp, **self._scan(path)}
-                    changed = True
-                fresh[path] = record
-        if changed or set(fresh) != set(cached):
-            self._save_cache(fresh)
-        self.files = list(fresh)
-        self._populate(fresh)
+                self._record(path)
+        self.files = list(self._records)
+        self._populate(dict(self._records))
+        if self._changed or set(self._records) != set(self._cached):
+            self._save_cache(self._records)
+        del self._cached
+
+    def _record(self, path: str) -> dict[str, Any] | None:
+        """The header record of ``path``, from the cache when its mtime and size are unchanged."""
+        if path in self._records:
+            return self._records[path]
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        stamp = [stat.st_mtime_ns, stat.st_size]
+        record = self._cached.get(path)
+        if record is None or record.get("stamp") != stamp:
+            record = {"stamp": stamp, **self._scan(path)}
+            self._changed = True
+        self._records[path] = record
+        return record
 
     @staticmethod
     def _scan(path: str) -> dict[str, Any]:
@@ -151,9 +159,7 @@ class TaskIndex:
         merged: dict[str, Any] = {}
         for include in reversed(includes):
             target = os.path.abspath(os.path.join(os.path.dirname(path), str(include)))
-            record = files.get(target)
-            if record is None and os.path.isfile(target):
-                record = self._scan(target)
+            record = files.get(target) or self._record(target)
             sub = (record or {}).get("header")
             if sub:
                 merged.update(self._resolve_header(target, sub, files, depth + 1))
