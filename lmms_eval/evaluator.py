@@ -280,32 +280,12 @@ def evaluate(
     seed: int = 1234,
     write_out: bool = False,
 ) -> dict[str, Any]:
-    """Run the loaded tasks through ``lm`` and aggregate the scores."""
+    """Run the loaded tasks through ``lm`` and aggregate the scores.
+
+    Tasks run one after another (requests -> inference -> filters -> scoring -> files), so a
+    failure in a later task leaves every earlier task's scores and samples on disk.
+    """
     leaves = leaf_tasks(task_dict)
-    chat = not lm.is_simple
-    per_task_requests: dict[str, list[Any]] = {}
-    n_samples: dict[str, dict[str, int]] = {}
-    for task in leaves:
-        lm.task_dict.setdefault(task.task_name, task.model_docs())
-        total = len(task.eval_docs)
-        task_limit = resolve_limit(limit, total)
-        requests = task.build_all_requests(
-            chat=chat, limit=task_limit, offset=offset, rank=lm.rank, world_size=lm.world_size
-        )
-        per_task_requests[task.task_name] = requests
-        if write_out and requests:
-            _write_out(task, requests[0])
-        n_samples[task.task_name] = {"original": total, "effective": len({r.doc_id for r in requests})}
-        logger.info(
-            "task %s: %d docs, %d requests",
-            task.task_name,
-            n_samples[task.task_name]["effective"],
-            len(requests),
-        )
-
-    all_requests = [r for reqs in per_task_requests.values() for r in reqs]
-    timings = inference.run_requests(lm, all_requests, show_progress=show_progress)
-
     results: dict[str, Any] = {
         "results": {},
         "groups": {},
@@ -314,14 +294,20 @@ def evaluate(
         "versions": {t.task_name: t.VERSION for t in leaves},
         "n-shot": {t.task_name: t.config.num_fewshot or 0 for t in leaves},
         "higher_is_better": {t.task_name: t.higher_is_better() for t in leaves},
-        "n-samples": n_samples,
+        "n-samples": {},
         "task_hashes": {},
-        "timings": {k: round(v, 4) for k, v in timings.items()},
+        "timings": {},
     }
     sink = writer.write_sample if writer is not None else None
     scores: dict[str, dict[str, Any]] = {}
     for task in leaves:
-        requests = per_task_requests[task.task_name]
+        requests = _build_requests(lm, task, limit, offset, write_out)
+        results["n-samples"][task.task_name] = {
+            "original": len(task.eval_docs),
+            "effective": len({r.doc_id for r in requests}),
+        }
+        timings = inference.run_requests(lm, requests, show_progress=show_progress)
+        results["timings"][task.task_name] = {k: round(v, 4) for k, v in timings.items()}
         postprocess.apply_filters(task, requests, reasoning_tags)
         task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
         scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed)
@@ -338,6 +324,20 @@ def evaluate(
         results["versions"][name] = node.VERSION
     results["status"] = "completed"
     return results
+
+
+def _build_requests(
+    lm: lmms, task: ConfigurableTask, limit: int | float | None, offset: int, write_out: bool
+) -> list[Any]:
+    lm.task_dict.setdefault(task.task_name, task.model_docs())
+    task_limit = resolve_limit(limit, len(task.eval_docs))
+    requests = task.build_all_requests(
+        chat=not lm.is_simple, limit=task_limit, offset=offset, rank=lm.rank, world_size=lm.world_size
+    )
+    if write_out and requests:
+        _write_out(task, requests[0])
+    logger.info("task %s: %d requests", task.task_name, len(requests))
+    return requests
 
 
 def _write_out(task: ConfigurableTask, request: Any) -> None:

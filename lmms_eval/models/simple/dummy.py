@@ -9,6 +9,8 @@ Answers are chosen without any randomness that depends on the process:
 * ``echo=True`` answers with the prompt text;
 * ``responses=path.jsonl`` answers from a file of ``{"task", "doc_id", "response"}`` records.
 
+``pretrained=NAME`` only labels the run (it names the output folder, as a checkpoint path would).
+
 ``loglikelihood`` returns a hash-derived value that is highest for the continuation equal to the
 oracle answer when ``answer_field`` is set. ``latency`` adds a sleep per request (for tests of
 progress, caching and servers).
@@ -59,6 +61,7 @@ class DummySimple(lmms):
         responses: str | None = None,
         latency: float = 0.0,
         seed: int = 0,
+        pretrained: str | None = None,
         batch_size: int | str = 1,
         device: str | None = None,
         max_batch_size: int | None = None,
@@ -68,7 +71,7 @@ class DummySimple(lmms):
         if kwargs:
             raise ModelArgsError(
                 f"dummy model does not accept argument(s) {', '.join(sorted(kwargs))}; accepted: response, "
-                "answer_field, accuracy, wrong_response, echo, responses, latency, seed, batch_size, device"
+                "answer_field, accuracy, wrong_response, echo, responses, latency, seed, pretrained, batch_size, device"
             )
         if not 0.0 <= float(accuracy) <= 1.0:
             raise ModelArgsError(f"dummy model: accuracy must be between 0 and 1, got {accuracy}")
@@ -79,6 +82,7 @@ class DummySimple(lmms):
         self.echo = bool(echo)
         self.latency = float(latency)
         self.seed = int(seed)
+        self.pretrained = pretrained
         self.batch_size_per_gpu = int(batch_size) if str(batch_size).isdigit() else 1
         self.device = device or "cpu"
         self._table: dict[tuple[str, int], str] = {}
