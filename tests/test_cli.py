@@ -83,7 +83,7 @@ def test_config_list_runs_each_entry(tmp_path: Path) -> None:
 def test_unknown_config_key_is_an_error_with_suggestion(tmp_path: Path, capsys) -> None:
     config = tmp_path / "bad.yaml"
     config.write_text("model: dummy\ntasks: demo_qa\nmodel_arg: x=1\n")
-    with pytest.raises(ConfigError, match="unknown option 'model_arg'. Did you mean 'model_args'"):
+    with pytest.raises(ConfigError, match=r"unknown option 'model_arg'\. Did you mean 'model_args'"):
         merge_run_configs({"config": str(config)})
     assert main(["--config", str(config)]) == 1
     err = capsys.readouterr().err
