@@ -250,8 +250,8 @@ class ConfigurableTask:
             chosen = rnd.sample(candidates, min(k, len(candidates)))
         return [pool[i] for i in chosen]
 
-    def fewshot_context(self, doc: Any, doc_id: int) -> str:
-        """description + few-shot examples + the doc's own text, as one string."""
+    def fewshot_context(self, doc: Any, doc_id: int, include_system: bool = True) -> str:
+        """[system instruction +] description + few-shot examples + the doc's own text, as one string."""
         parts: list[str] = []
         for example in self._fewshot_examples(doc_id):
             target = self.gold_text(example)
@@ -260,7 +260,7 @@ class ConfigurableTask:
         text = self.doc_to_text(doc)
         parts.append("" if text is None else str(text))
         context = self.config.description + self.config.fewshot_delimiter.join(parts)
-        if self.system_instruction:
+        if self.system_instruction and include_system:
             context = f"{self.system_instruction}\n\n{context}"
         return context
 
@@ -275,10 +275,8 @@ class ConfigurableTask:
             content = [media_part(v) for v in self.doc_to_visual(doc)]
             content += [{"type": "audio", "url": a} for a in self.doc_to_audio(doc)]
             index = doc_id if doc_id is not None else -1
-            text = self.fewshot_context(doc, index) if self.config.num_fewshot else self.doc_to_text(doc)
-            if text is not None and not self.config.num_fewshot and self.system_instruction is None:
-                text = self.config.description + str(text)
-            content.append({"type": "text", "text": "" if text is None else str(text)})
+            text = self.fewshot_context(doc, index, include_system=False)
+            content.append({"type": "text", "text": text})
             messages = [{"role": "user", "content": content}]
         if self.system_instruction and not (messages and messages[0].get("role") == "system"):
             messages = [
