@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 OutputType = Literal[
     "loglikelihood",
@@ -12,6 +12,7 @@ OutputType = Literal[
     "generate_until_multi_round",
 ]
 RequestType = Literal["loglikelihood", "generate_until", "generate_until_multi_round"]
+REQUEST_TYPES: tuple[str, ...] = get_args(RequestType)
 
 
 @dataclass
@@ -42,13 +43,18 @@ class Instance:
 
     ``arguments`` (read through :attr:`args`) has the layouts of the model guide:
 
-    * chat ``generate_until``: ``(doc_to_messages, gen_kwargs, doc_id, task, split)``
+    * chat ``generate_until`` and ``generate_until_multi_round``:
+      ``(doc_to_messages, gen_kwargs, doc_id, task, split)``
     * simple ``generate_until``: ``(context, gen_kwargs, doc_to_visual, doc_id, task, split)``
+    * simple ``generate_until_multi_round``:
+      ``(context, gen_kwargs, doc_to_visual, doc_to_text, doc_id, task, split)``
     * ``loglikelihood``: ``(context, continuation, doc_to_visual, doc_id, task, split)`` where the
-      continuation is a string, or the task's ``doc_to_target`` callable; for chat models the
-      first element is the ``doc_to_messages`` callable instead of the context string.
+      continuation is a string (one request per choice of a ``multiple_choice`` task), or the
+      task's ``doc_to_target`` callable; for chat models the first element is the
+      ``doc_to_messages`` callable instead of the context string.
 
     Instances carry no media: models fetch the doc with ``self.task_dict[task][split][doc_id]``.
+    ``task_name``, ``doc_id``, ``repeats`` and ``split`` are read from ``metadata``.
     """
 
     request_type: RequestType
@@ -67,6 +73,12 @@ class Instance:
     split: str | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        if self.request_type not in REQUEST_TYPES:
+            raise ValueError(
+                f"unknown request_type {self.request_type!r}; expected one of {', '.join(REQUEST_TYPES)}"
+            )
+        if not isinstance(self.arguments, tuple):
+            self.arguments = tuple(self.arguments)
         self.task_name = str(self.metadata.get("task", ""))
         self.doc_id = int(self.metadata.get("doc_id", -1))
         self.repeats = int(self.metadata.get("repeats", 1))

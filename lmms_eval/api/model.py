@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import abc
+import gc
 import inspect
+import logging
 import os
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from lmms_eval.api.instance import GenerationResult, Instance
-from lmms_eval.errors import ModelArgsError
-from lmms_eval.utils import eval_logger, parse_arg_string
+from lmms_eval.errors import ModelArgsError, did_you_mean
+from lmms_eval.utils import parse_arg_string
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound="lmms")
+
+
+class CacheHook:
+    """No-op stand-in for the published package's per-request cache hook.
+
+    Model code ported from the published package calls ``self.cache_hook.add_partial(...)``; response
+    caching lives in :mod:`lmms_eval.caching`, in front of the model, so this records nothing.
+    """
+
+    def add_partial(self, attr: str, req: Any, res: Any) -> None:
+        """Accept and ignore a partial result."""
 
 
 class lmms(abc.ABC):
@@ -22,6 +38,9 @@ class lmms(abc.ABC):
     simple models (the default) receive a context string and ``doc_to_visual``.
     Subclasses implement :meth:`generate_until` and, for multiple-choice tasks,
     :meth:`loglikelihood`. Results must be returned in the order of the requests.
+
+    Before inference the evaluator fills :attr:`task_dict` as ``{task: {split: docs}}``; a model
+    reads the document of a request with ``self.task_dict[task][split][doc_id]``.
     """
 
     is_simple: bool = True
@@ -31,6 +50,7 @@ class lmms(abc.ABC):
         self._world_size = 1
         self.task_dict: dict[str, dict[str, Any]] = {}
         self.batch_size_per_gpu: int = 1
+        self.cache_hook = CacheHook()
         self._model_name: str | None = None
 
     # -- request methods -----------------------------------------------------------------------
@@ -52,8 +72,22 @@ class lmms(abc.ABC):
             f"model '{type(self).__name__}' does not implement generate_until_multi_round"
         )
 
-    def clean(self) -> None:  # noqa: B027 - optional hook, deliberately empty
-        """Release accelerator memory before judges run (no-op by default)."""
+    def clean(self) -> None:
+        """Release accelerator memory before judges run.
+
+        Drops the attributes that hold ``torch.nn.Module`` objects (only when torch is already
+        imported), collects garbage and empties the CUDA cache. The model cannot answer requests
+        afterwards.
+        """
+        torch: Any = sys.modules.get("torch")
+        if torch is not None:
+            module_type = torch.nn.Module
+            for name, value in list(vars(self).items()):
+                if isinstance(value, module_type):
+                    delattr(self, name)
+        gc.collect()
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -65,51 +99,78 @@ class lmms(abc.ABC):
     ) -> T:
         """Build the model from ``"k=v,k=v"`` (values typed; JSON objects and lists kept whole).
 
-        ``additional_config`` (``batch_size``, ``device``, ...) fills in keys that the argument string
-        does not set; ``None`` values are dropped. Unknown keyword arguments are an error naming the
-        key and the closest accepted one, unless the constructor takes ``**kwargs``.
+        ``additional_config`` (``batch_size``, ``device``, ``max_batch_size``, ...) fills in keys that
+        the argument string does not set; ``None`` values are dropped, and so are keys the
+        constructor does not take (unless it takes ``**kwargs``). Unknown keys of the argument
+        string are a :class:`ModelArgsError` naming the key and the closest accepted one, unless
+        the constructor takes ``**kwargs``; so is a missing required argument.
         """
         args = parse_arg_string(arg_string)
         extra = {k: v for k, v in (additional_config or {}).items() if v is not None and k not in args}
-        params = inspect.signature(cls.__init__).parameters
-        takes_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        signature = inspect.signature(cls.__init__)
+        params = [p for name, p in signature.parameters.items() if name != "self"]
+        takes_var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
         if not takes_var_kw:
-            accepted = {
-                n for n, p in params.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL
-            }
-            from lmms_eval.errors import did_you_mean
-
+            accepted = [
+                p.name
+                for p in params
+                if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            ]
             for key in args:
                 if key not in accepted:
                     raise ModelArgsError(
                         f"model '{cls.__name__}' does not accept argument '{key}'."
-                        f"{did_you_mean(key, accepted)} Accepted: {', '.join(sorted(accepted))}"
+                        f"{did_you_mean(key, accepted)} Accepted: {', '.join(sorted(accepted)) or '(none)'}"
                     )
+            dropped = sorted(k for k in extra if k not in accepted)
+            if dropped:
+                logger.debug("model %s does not take %s; not passing them", cls.__name__, ", ".join(dropped))
             extra = {k: v for k, v in extra.items() if k in accepted}
-        try:
-            return cls(**args, **extra)
-        except TypeError as exc:
-            raise ModelArgsError(f"could not build model '{cls.__name__}' from {args}: {exc}") from exc
+        kwargs = {**args, **extra}
+        missing = [
+            p.name
+            for p in params
+            if p.default is inspect.Parameter.empty
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+            and p.name not in kwargs
+        ]
+        if missing:
+            raise ModelArgsError(
+                f"model '{cls.__name__}' needs argument(s) {', '.join(repr(m) for m in missing)}; "
+                f"pass them in --model_args, e.g. {missing[0]}=..."
+            )
+        return cls(**kwargs)
 
     # -- distributed properties ---------------------------------------------------------------------
 
     @property
     def rank(self) -> int:
+        """This process's index among the data-parallel workers (0 when not distributed)."""
         return self._rank
 
     @property
     def world_size(self) -> int:
+        """The number of data-parallel workers (1 when not distributed)."""
         return self._world_size
 
     @property
     def batch_size(self) -> int:
+        """Requests per forward pass on one device."""
         return self.batch_size_per_gpu
 
     # -- helpers for subclasses --------------------------------------------------------------------
 
     def get_doc(self, request: Instance) -> Any:
         """The dataset document a request refers to (``task_dict[task][split][doc_id]``)."""
-        return self.task_dict[request.task_name][request.split or ""][request.doc_id]
+        splits = self.task_dict.get(request.task_name)
+        if splits is None:
+            raise LookupError(
+                f"task '{request.task_name}' is not in {type(self).__name__}.task_dict "
+                f"(tasks: {', '.join(sorted(self.task_dict)) or 'none'}); the evaluator fills it "
+                "before inference"
+            )
+        split = request.split if request.split is not None else next(iter(splits), "")
+        return splits[split][request.doc_id]
 
     @staticmethod
     def _resolve_system_prompt(value: str | None) -> str | None:
@@ -138,5 +199,6 @@ def resolve_continuation(continuation: str | Callable[..., Any], doc: Any) -> st
 
 
 def warn_unused_kwargs(model: str, kwargs: Mapping[str, Any]) -> None:
+    """Log (once per call) the constructor arguments a model ignores."""
     if kwargs:
-        eval_logger.warning("model %s ignores unknown arguments: %s", model, ", ".join(sorted(kwargs)))
+        logger.warning("model %s ignores unknown arguments: %s", model, ", ".join(sorted(kwargs)))

@@ -152,18 +152,33 @@ def register_task(name: str) -> Callable[[type[T]], type[T]]:
     return decorate
 
 
+MODEL_REGISTRY: dict[str, type[Any]] = {}
+"""Every name given to :func:`register_model` -> its class (kept for code written for the published package)."""
+
+
 def register_model(*names: str) -> Callable[[type[T]], type[T]]:
     """Register an ``lmms`` subclass under one or more ids (the first is canonical, others aliases).
 
-    Chat or simple is taken from the class's ``is_simple`` attribute.
+    Chat or simple is taken from the class's ``is_simple`` attribute. The class goes into the model
+    registry (:mod:`lmms_eval.models.registry_v2`), so ``--model <name>`` finds it once the module
+    that defines it is imported; no second table needs editing.
     """
-    if not names:
-        raise ValueError("register_model needs at least one name")
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError("register_model needs at least one non-empty model name")
 
     def decorate(cls: type[T]) -> type[T]:
+        from lmms_eval.api.model import lmms
+
+        if not (isinstance(cls, type) and issubclass(cls, lmms)):
+            raise TypeError(
+                f"@register_model({names[0]!r}) decorates {cls!r}, which is not a subclass of "
+                "lmms_eval.api.model.lmms"
+            )
         from lmms_eval.models.registry_v2 import register_model_class
 
         register_model_class(names[0], cls, aliases=tuple(names[1:]))
+        for name in names:
+            MODEL_REGISTRY[name] = cls
         return cls
 
     return decorate

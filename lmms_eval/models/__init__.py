@@ -1,17 +1,31 @@
 """Model registry: built-in ids, aliases, plugins and :func:`get_model`.
 
 ``AVAILABLE_SIMPLE_MODELS`` and ``AVAILABLE_CHAT_TEMPLATE_MODELS`` map a model id to a class name in
-``lmms_eval.models.simple.<id>`` / ``lmms_eval.models.chat.<id>`` (a value containing a dot is a full
-class path). Entries added to these dicts at run time are picked up by :func:`get_model`.
+``lmms_eval.models.simple.<id>`` / ``lmms_eval.models.chat.<id>`` (a value containing a dot or a
+colon is a full class path). Entries added to these dicts, or to ``MODEL_ALIASES``, at run time are
+picked up by the next :func:`get_model`.
+
+Plugins are loaded once per process, on the first lookup: manifests from the ``lmms_eval.models``
+entry-point group, then the packages named in the deprecated ``LMMS_EVAL_PLUGINS`` variable
+(``pkg.models.AVAILABLE_MODELS`` maps a model id to a class name in ``pkg.models.<id>``, a full
+class path, or a class). :func:`isolated_registry` snapshots and restores all of this state.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
+from collections.abc import Iterator
+from typing import Any
 
-from lmms_eval.models.registry_v2 import ModelManifest, ModelRegistryV2, ResolvedModel
+from lmms_eval.models.registry_v2 import (
+    ModelManifest,
+    ModelRegistryV2,
+    ResolvedModel,
+    register_model_class,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +45,9 @@ MODEL_ALIASES: dict[str, tuple[str, ...]] = {
 
 MODEL_REGISTRY_V2 = ModelRegistryV2()
 
+# (kind, model id, class name or path) entries of the tables above already folded into the registry
 _synced: set[tuple[str, str, str]] = set()
+# whether entry-point and LMMS_EVAL_PLUGINS plugins were loaded (once per process)
 _plugins_loaded = False
 
 
@@ -66,37 +82,41 @@ def _sync_builtin_tables() -> None:
                 )
 
 
+def _legacy_plugin_packages() -> list[str]:
+    return [p.strip() for p in os.environ.get("LMMS_EVAL_PLUGINS", "").split(",") if p.strip()]
+
+
 def _load_legacy_plugins() -> None:
     """``LMMS_EVAL_PLUGINS=pkg1,pkg2``: import ``pkg.models`` and register its ``AVAILABLE_MODELS``."""
-    for package in filter(None, (p.strip() for p in os.environ.get("LMMS_EVAL_PLUGINS", "").split(","))):
+    from lmms_eval.api.registry import import_path
+
+    for package in _legacy_plugin_packages():
         try:
             module = importlib.import_module(f"{package}.models")
         except ImportError as exc:
             logger.warning("LMMS_EVAL_PLUGINS: could not import %s.models: %s", package, exc)
             continue
-        logger.info(
-            "LMMS_EVAL_PLUGINS is deprecated; expose models through the 'lmms_eval.models' entry point"
+        logger.warning(
+            "LMMS_EVAL_PLUGINS is deprecated; expose the models of '%s' through the "
+            "'lmms_eval.models' entry-point group instead",
+            package,
         )
-        table = getattr(module, "AVAILABLE_MODELS", {}) or {}
+        table: Any = getattr(module, "AVAILABLE_MODELS", None) or {}
         for model_id, value in table.items():
             if isinstance(value, type):
-                from lmms_eval.models.registry_v2 import register_model_class
-
-                register_model_class(model_id, value)
+                register_model_class(model_id, value, registry=MODEL_REGISTRY_V2)
                 continue
             path = value if "." in value or ":" in value else f"{package}.models.{model_id}.{value}"
-            cls_simple = True
-            try:
-                from lmms_eval.api.registry import import_path
-
-                cls_simple = bool(getattr(import_path(path), "is_simple", True))
-            except Exception:  # resolution reports the import error later, with context
-                pass
+            is_simple = True
+            try:  # the kind comes from the class; an import error is reported when it is resolved
+                is_simple = bool(getattr(import_path(path), "is_simple", True))
+            except Exception as exc:
+                logger.debug("LMMS_EVAL_PLUGINS: %s does not import yet: %s", path, exc)
             MODEL_REGISTRY_V2.register_manifest(
                 ModelManifest(
                     model_id,
-                    simple_class_path=path if cls_simple else None,
-                    chat_class_path=None if cls_simple else path,
+                    simple_class_path=path if is_simple else None,
+                    chat_class_path=None if is_simple else path,
                 ),
                 overwrite=True,
             )
@@ -114,12 +134,47 @@ def ensure_registry() -> ModelRegistryV2:
 
 
 def resolve_model(name: str, force_simple: bool = False) -> ResolvedModel:
+    """Which class ``name`` would load, without importing it."""
     return ensure_registry().resolve(name, force_simple)
 
 
 def get_model(model_name: str, force_simple: bool = False) -> type:
     """The model class for ``model_name`` (chat preferred over simple unless ``force_simple``)."""
     return ensure_registry().get_model_class(model_name, force_simple)
+
+
+@contextlib.contextmanager
+def isolated_registry(reload_plugins: bool = True) -> Iterator[ModelRegistryV2]:
+    """Run a block against the global model registry and put every piece of its state back afterwards.
+
+    Snapshots :data:`MODEL_REGISTRY_V2`, the three tables, the ``@register_model`` table
+    (``lmms_eval.api.registry.MODEL_REGISTRY``) and the plugin flag; with
+    ``reload_plugins`` the next lookup inside the block loads entry-point and ``LMMS_EVAL_PLUGINS``
+    plugins again. Meant for tests and for tools that register models temporarily.
+    """
+    global _plugins_loaded
+    from lmms_eval.api.registry import MODEL_REGISTRY
+
+    snapshot = MODEL_REGISTRY_V2.snapshot()
+    decorated = dict(MODEL_REGISTRY)
+    tables = (dict(AVAILABLE_SIMPLE_MODELS), dict(AVAILABLE_CHAT_TEMPLATE_MODELS), dict(MODEL_ALIASES))
+    synced, loaded = set(_synced), _plugins_loaded
+    if reload_plugins:
+        _plugins_loaded = False
+    try:
+        yield MODEL_REGISTRY_V2
+    finally:
+        MODEL_REGISTRY_V2.restore(snapshot)
+        for live, saved in zip(
+            (AVAILABLE_SIMPLE_MODELS, AVAILABLE_CHAT_TEMPLATE_MODELS, MODEL_ALIASES), tables
+        ):
+            live.clear()
+            live.update(saved)  # type: ignore[arg-type]
+        MODEL_REGISTRY.clear()
+        MODEL_REGISTRY.update(decorated)
+        _synced.clear()
+        _synced.update(synced)
+        _plugins_loaded = loaded
 
 
 __all__ = [
@@ -129,7 +184,9 @@ __all__ = [
     "MODEL_REGISTRY_V2",
     "ModelManifest",
     "ModelRegistryV2",
+    "ResolvedModel",
     "ensure_registry",
     "get_model",
+    "isolated_registry",
     "resolve_model",
 ]
