@@ -1,53 +1,99 @@
-"""Stripping of reasoning blocks (``<think>...</think>``) from responses before scoring."""
+"""Stripping of reasoning blocks (``<think>...</think>``) from responses before scoring.
+
+The tags come from ``--reasoning_tags`` or a task's ``reasoning_tags``: ``none`` / ``false``
+disables stripping, a JSON list of ``[start, end]`` pairs sets the tags.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from lmms_eval.errors import ConfigError
 
+T = TypeVar("T")
+
 DEFAULT_REASONING_TAGS: list[tuple[str, str]] = [("<think>", "</think>"), ("<analysis>", "</analysis>")]
+
+_DISABLED = frozenset({"none", "false", "off", "null", ""})
+_EXPECTED = "expected 'none', 'false' or a JSON list of [start, end] string pairs"
 
 
 def parse_reasoning_tags_config(value: Any) -> list[tuple[str, str]] | None:
-    """``None`` / ``"none"`` / ``false`` disable stripping; a JSON list of ``[start, end]`` pairs sets tags."""
+    """The tag pairs a ``reasoning_tags`` value asks for; ``None`` when stripping is disabled.
+
+    Accepted: ``None``, ``False``, ``"none"``, ``"false"`` (disabled); ``True`` or ``"default"``
+    (the default pairs); a list of ``[start, end]`` string pairs, or the same as a JSON string; a
+    single ``[start, end]`` pair. An empty list disables stripping. Anything else is a
+    :class:`ConfigError`.
+    """
     if value is None or value is False:
         return None
-    if value is True or value == "default":
+    if value is True:
         return list(DEFAULT_REASONING_TAGS)
     if isinstance(value, str):
-        text = value.strip()
-        if text.lower() in ("none", "false", "off", "", "null"):
+        lowered = value.strip().lower()
+        if lowered in _DISABLED:
             return None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            raise ConfigError(
-                f"--reasoning_tags: expected 'none' or a JSON list of [start, end] pairs, got {value!r}"
-            ) from None
-    if not isinstance(value, list) or not all(
-        isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(t, str) and t for t in p)
-        for p in value
-    ):
-        raise ConfigError(f"--reasoning_tags: expected a list of [start, end] string pairs, got {value!r}")
-    return [(str(a), str(b)) for a, b in value]
+        if lowered in ("default", "true"):
+            return list(DEFAULT_REASONING_TAGS)
+        value = _load_json(value)
+    return _tag_pairs(value)
+
+
+def _load_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise ConfigError(f"reasoning_tags: {_EXPECTED}, got {text!r}") from None
+
+
+def _is_tag(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _tag_pairs(value: Any) -> list[tuple[str, str]] | None:
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"reasoning_tags: {_EXPECTED}, got {value!r}")
+    if not value:
+        return None
+    if len(value) == 2 and all(_is_tag(t) for t in value):
+        return [(value[0], value[1])]  # one pair written without the outer list
+    pairs: list[tuple[str, str]] = []
+    for pair in value:
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and all(_is_tag(t) for t in pair)):
+            raise ConfigError(f"reasoning_tags: {_EXPECTED}; {pair!r} is not a pair of non-empty strings")
+        pairs.append((pair[0], pair[1]))
+    return pairs
 
 
 @lru_cache(maxsize=32)
-def _pattern(start: str, end: str) -> re.Pattern[str]:
+def _block_pattern(start: str, end: str) -> re.Pattern[str]:
     return re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
 
 
-def strip_reasoning_tags(text: str, tags: list[tuple[str, str]] | None = None) -> str:
-    """Remove every ``start...end`` block; when only an end tag is present (the start tag was part of
-    the prompt), keep the text after the last end tag."""
+@overload
+def strip_reasoning_tags(text: str, tags: Sequence[tuple[str, str]] | None = None) -> str: ...
+@overload
+def strip_reasoning_tags(text: T, tags: Sequence[tuple[str, str]] | None = None) -> T: ...
+
+
+def strip_reasoning_tags(text: object, tags: Sequence[tuple[str, str]] | None = None) -> object:
+    """Remove reasoning blocks from ``text`` and strip surrounding whitespace.
+
+    For each ``(start, end)`` pair (default: :data:`DEFAULT_REASONING_TAGS`), every
+    ``start...end`` block is removed; an end tag that is left over (its start tag was part of the
+    prompt) means everything up to it is reasoning, so only the text after the last one is kept.
+    Values that are not strings are returned unchanged.
+    """
     if not isinstance(text, str):
         return text
-    for start, end in tags if tags is not None else DEFAULT_REASONING_TAGS:
-        text = _pattern(start, end).sub("", text)
-        if end in text and start not in text:
-            text = text.rsplit(end, 1)[1]
-    return text.strip()
+    result = text
+    for start, end in DEFAULT_REASONING_TAGS if tags is None else tags:
+        result = _block_pattern(start, end).sub("", result)
+        if end in result:
+            result = result.rsplit(end, 1)[1]
+    return result.strip()

@@ -1,12 +1,19 @@
-"""Built-in ``process_results``: scoring a doc when the task gives no function of its own."""
+"""Built-in ``process_results``: scoring a doc when the task gives no function of its own.
+
+* ``loglikelihood``: ``results[0]`` is ``(log-likelihood, is_greedy)``.
+* ``multiple_choice``: one ``(log-likelihood, is_greedy)`` per choice; the highest log-likelihood
+  is the prediction (``acc_norm`` divides each by its choice's length in characters).
+* generation: ``results[0]`` is the filtered response; each metric is called as
+  ``fn(references=[gold], predictions=[prediction], **kwargs)``. With several golds a doc scores
+  the best of them (``anls`` gets all golds at once).
+"""
 
 from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from lmms_eval.api.registry import get_metric
 from lmms_eval.errors import ConfigError
@@ -15,6 +22,8 @@ if TYPE_CHECKING:
     from lmms_eval.api.task import ConfigurableTask
 
 CORPUS_METRICS = ("bleu", "chrf", "ter", "f1", "mcc")
+LABEL_METRICS = ("f1", "mcc")
+GENERATION_TYPES = ("generate_until", "generate_until_multi_round")
 
 
 def builtin_process_results(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[str, Any]:
@@ -30,8 +39,29 @@ def _metric_names(task: ConfigurableTask) -> list[str]:
     return [cfg.name for cfg in task.metric_configs]
 
 
+def _unavailable(task: ConfigurableTask, name: str, output_type: str) -> ConfigError:
+    return ConfigError(f"task '{task.task_name}': metric '{name}' is not available for {output_type} tasks")
+
+
+def _ll_pair(result: Any) -> tuple[float, bool]:
+    """``(log-likelihood, is_greedy)`` from a model result (a bare number counts as not greedy)."""
+    value: Any = result
+    if isinstance(value, list) and len(value) == 1:  # a selecting filter kept a one-element list
+        value = value[0]
+    if isinstance(value, (tuple, list)) and len(value) >= 2:
+        return float(value[0]), bool(value[1])
+    if isinstance(value, (int, float)):
+        return float(value), False
+    raise ValueError(f"expected a (log-likelihood, is_greedy) pair, got {result!r}")
+
+
+# ------------------------------------------------------------------------------------------------
+# loglikelihood
+# ------------------------------------------------------------------------------------------------
+
+
 def _loglikelihood(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[str, Any]:
-    ll, is_greedy = results[0]
+    ll, is_greedy = _ll_pair(results[0])
     target = task.gold_text(doc)
     target = str(target[0] if isinstance(target, list) else target)
     values: dict[str, Any] = {}
@@ -45,27 +75,48 @@ def _loglikelihood(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict
         elif name in ("byte_perplexity", "bits_per_byte"):
             values[name] = (ll, max(1, len(target.encode("utf-8"))))
         else:
-            raise ConfigError(
-                f"task '{task.task_name}': metric '{name}' is not available for loglikelihood tasks"
-            )
+            raise _unavailable(task, name, "loglikelihood")
     return values
 
 
-def _multiple_choice(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[str, Any]:
-    lls = np.asarray([float(r[0]) for r in results])
-    is_greedy = [bool(r[1]) for r in results]
-    choices = task.doc_to_choice(doc)
+# ------------------------------------------------------------------------------------------------
+# multiple_choice
+# ------------------------------------------------------------------------------------------------
+
+
+def _argmax(values: Sequence[float]) -> int:
+    """Index of the largest value (the first on ties)."""
+    return max(range(len(values)), key=lambda i: (values[i], -i))
+
+
+def _softmax(values: Sequence[float]) -> list[float]:
+    top = max(values)
+    shifted = [math.exp(v - top) for v in values]
+    total = math.fsum(shifted)
+    return [s / total for s in shifted]
+
+
+def _gold_indices(task: ConfigurableTask, doc: Any, n_choices: int) -> list[int]:
     gold = task.gold_index(doc)
     golds = gold if isinstance(gold, list) else [gold]
     for g in golds:
-        if not 0 <= g < len(choices):
+        if not 0 <= g < n_choices:
             raise ConfigError(
-                f"task '{task.task_name}': gold index {g} is out of range for {len(choices)} choices"
+                f"task '{task.task_name}': gold index {g} is out of range for {n_choices} choices"
             )
+    return golds
+
+
+def _multiple_choice(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[str, Any]:
+    pairs = [_ll_pair(r) for r in results]
+    lls = [ll for ll, _ in pairs]
+    choices = task.doc_to_choice(doc)
+    if len(lls) != len(choices):
+        raise ConfigError(f"task '{task.task_name}': {len(lls)} log-likelihoods for {len(choices)} choices")
+    golds = _gold_indices(task, doc, len(choices))
     # log-likelihoods: the highest wins (the published package took the argmin of "losses")
-    pred = int(np.argmax(lls))
-    lengths = np.asarray([max(1, len(c)) for c in choices], dtype=float)
-    pred_norm = int(np.argmax(lls / lengths))
+    pred = _argmax(lls)
+    pred_norm = _argmax([ll / max(1, len(c)) for ll, c in zip(lls, choices)])
     values: dict[str, Any] = {}
     for name in _metric_names(task):
         if name == "acc":
@@ -73,56 +124,85 @@ def _multiple_choice(task: ConfigurableTask, doc: Any, results: list[Any]) -> di
         elif name == "acc_norm":
             values[name] = 1.0 if pred_norm in golds else 0.0
         elif name == "exact_match":
-            values[name] = float(any(is_greedy[g] for g in golds))
-        elif name in ("f1", "mcc"):
-            values[name] = (golds[0], pred)
+            values[name] = float(any(pairs[g][1] for g in golds))
+        elif name in LABEL_METRICS:
+            values[name] = (pred if pred in golds else golds[0], pred)
         elif name == "brier_score":
-            shifted = np.exp(lls - lls.max())
-            values[name] = (golds[0], (shifted / shifted.sum()).tolist())
+            values[name] = (golds[0], _softmax(lls))
         elif name == "acc_mutual_info":
             raise ConfigError(
                 f"task '{task.task_name}': acc_mutual_info is not supported; use acc or acc_norm"
             )
         else:
-            raise ConfigError(
-                f"task '{task.task_name}': metric '{name}' is not available for multiple_choice tasks"
-            )
+            raise _unavailable(task, name, "multiple_choice")
     return values
 
 
+# ------------------------------------------------------------------------------------------------
+# generation
+# ------------------------------------------------------------------------------------------------
+
+
+def _prediction(results: list[Any]) -> str:
+    prediction = results[0] if results else None
+    if isinstance(prediction, list):  # repeats kept by take_first_k / majority_vote
+        prediction = prediction[0] if prediction else None
+    return "" if prediction is None else str(prediction).strip()
+
+
+def _label_item(gold: Any, prediction: str) -> tuple[Any, str]:
+    """``(gold, prediction)`` for f1/mcc; with several golds, the one the prediction matched."""
+    if isinstance(gold, list):
+        matched = [g for g in gold if str(g) == prediction]
+        gold = matched[0] if matched else (gold[0] if gold else "")
+    return (str(gold), prediction)
+
+
+def _metric_fn(task: ConfigurableTask, cfg: Any, output_type: str) -> Callable[..., Any]:
+    if callable(cfg.metric):
+        return cfg.metric
+    spec = get_metric(cfg.name)
+    if not any(t in GENERATION_TYPES for t in spec.output_types):
+        raise _unavailable(task, cfg.name, output_type)
+    return spec.fn
+
+
 def _generation(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[str, Any]:
-    prediction = results[0]
-    if isinstance(prediction, list):  # repeats with a take_first_k filter
-        prediction = prediction[0]
-    prediction = "" if prediction is None else str(prediction)
+    prediction = _prediction(results)
     gold = task.gold_text(doc)
     values: dict[str, Any] = {}
     for cfg in task.metric_configs:
         name = cfg.name
-        if name in CORPUS_METRICS:
+        if name in LABEL_METRICS:
+            values[name] = _label_item(gold, prediction)
+        elif name in CORPUS_METRICS:
             values[name] = (gold, prediction)
-            continue
-        if callable(cfg.metric):
-            fn = cfg.metric
         else:
-            fn = get_metric(name).fn
-        kwargs = cfg.kwargs
-        if name == "anls" or not isinstance(gold, list):
-            value = _call_metric(fn, [gold], [prediction], kwargs)
-        else:
-            value = max(_call_metric(fn, [g], [prediction], kwargs) for g in gold)
-        values[name] = value
+            fn = _metric_fn(task, cfg, task.config.output_type)
+            if name == "anls" or not isinstance(gold, list):
+                values[name] = _call_metric(fn, [gold], [prediction], cfg.kwargs)
+            else:
+                scores = [_call_metric(fn, [g], [prediction], cfg.kwargs) for g in gold]
+                values[name] = max(scores, default=0.0)
     return values
 
 
-def _call_metric(fn: Any, references: list[Any], predictions: list[Any], kwargs: dict[str, Any]) -> Any:
-    params = inspect.signature(fn).parameters
-    if "references" in params and "predictions" in params:
-        value = fn(references=references, predictions=predictions, **kwargs)
-    else:
-        value = fn(references[0], predictions[0], **kwargs)
+def _call_metric(
+    fn: Callable[..., Any], references: list[Any], predictions: list[Any], kwargs: dict[str, Any]
+) -> Any:
+    """Call a metric with ``references=`` / ``predictions=`` keywords (or positionally) and unwrap
+    a one-entry ``{name: value}`` result. Keyword arguments the metric does not take are a
+    :class:`ConfigError` that names them."""
+    signature = inspect.signature(fn)
+    keywords = "references" in signature.parameters and "predictions" in signature.parameters
+    args: tuple[Any, ...] = () if keywords else (references[0], predictions[0])
+    call_kwargs = {"references": references, "predictions": predictions, **kwargs} if keywords else kwargs
+    try:
+        signature.bind(*args, **call_kwargs)
+    except TypeError as exc:
+        name = getattr(fn, "__name__", repr(fn))
+        raise ConfigError(f"metric '{name}': {exc} (metric_list options: {sorted(kwargs)})") from None
+    value = fn(*args, **call_kwargs)
     if isinstance(value, dict) and len(value) == 1:
         value = next(iter(value.values()))
-    if isinstance(value, float) and math.isnan(value):
-        return value
     return value
