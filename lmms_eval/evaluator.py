@@ -67,6 +67,7 @@ def build_model(
     max_batch_size: int | None,
     device: str | None,
     force_simple: bool,
+    trust_remote_code: bool = False,
 ) -> tuple[lmms, dict[str, Any]]:
     """The model instance and a description of it for the results file."""
     if isinstance(model, lmms):
@@ -82,6 +83,8 @@ def build_model(
     resolved = registry.resolve(model, force_simple)
     cls = registry.get_model_class(model, force_simple)
     extra = {"batch_size": batch_size, "max_batch_size": max_batch_size, "device": device}
+    if trust_remote_code:  # only models whose constructor takes it receive it
+        extra["trust_remote_code"] = True
     instance = cls.create_from_arg_string(model_args or "", extra)
     instance._model_name = resolved.model_id
     return instance, {
@@ -152,6 +155,7 @@ def simple_evaluate(
     system_instruction: str | None = None,
     log_samples: bool = True,
     force_simple: bool = False,
+    trust_remote_code: bool = False,
     repeats: int | None = None,
     reasoning_tags: Any = _DEFAULT,
     output_path: str | None = None,
@@ -175,7 +179,9 @@ def simple_evaluate(
         raise ConfigError("no tasks given; pass --tasks (run 'lmms-eval tasks list' to see them)")
     parsed_gen_kwargs = parse_arg_string(gen_kwargs) if gen_kwargs else {}
 
-    lm, model_info = build_model(model, model_args, batch_size, max_batch_size, device, force_simple)
+    lm, model_info = build_model(
+        model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code
+    )
     model_names = [str(model) if isinstance(model, str) else "", model_info["model_id"]]
     manager = task_manager or TaskManager(model_name=model_names[0] or None)
     nodes = manager.load_task_or_group(task_names)

@@ -46,11 +46,18 @@ def apply_filters(
         from lmms_eval.api.reasoning import parse_reasoning_tags_config
 
         tags = parse_reasoning_tags_config(task.config.reasoning_tags)
-    strip = tags is not None and task.config.output_type not in ("loglikelihood", "multiple_choice")
-    responses = [
-        [strip_reasoning_tags(r, tags) if strip and isinstance(r, str) else r for r in req.resps]
-        for req in requests
-    ]
+    elif tags is None and task.config.auto_strip_thinking:
+        from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS
+
+        tags = list(DEFAULT_REASONING_TAGS)
+    generative = task.config.output_type not in ("loglikelihood", "multiple_choice")
+
+    def clean(response: Any) -> Any:
+        if not (generative and isinstance(response, str)):
+            return response
+        return strip_reasoning_tags(response, tags) if tags is not None else response.strip()
+
+    responses = [[clean(r) for r in req.resps] for req in requests]
     docs = task.scoring_docs
     instance_docs = [docs[req.doc_id] for req in requests]
     for ensemble in task.filters:

@@ -57,18 +57,24 @@ def iso_timestamp(moment: datetime | None = None) -> str:
 
 
 def _split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split on ``sep`` outside brackets, braces and quotes."""
+    """Split on ``sep`` outside brackets, braces and quoted values.
+
+    At the top level a quote only opens a quoted value right after ``=`` or ``sep``, so apostrophes
+    inside plain values (``prompt=Don't stop``) need no quoting; inside brackets (JSON) quotes
+    always delimit strings.
+    """
     parts: list[str] = []
     depth = 0
     quote: str | None = None
     current: list[str] = []
+    value_start = True
     for ch in text:
         if quote:
             current.append(ch)
             if ch == quote:
                 quote = None
             continue
-        if ch in "\"'":
+        if ch in "\"'" and (depth > 0 or value_start):
             quote = ch
         elif ch in "[{(":
             depth += 1
@@ -77,16 +83,20 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
         elif ch == sep and depth == 0:
             parts.append("".join(current))
             current = []
+            value_start = True
             continue
         current.append(ch)
+        if depth == 0 and not ch.isspace():
+            value_start = ch == "="
     if quote or depth != 0:
         raise ModelArgsError(f"unbalanced quotes or brackets in argument string: {text!r}")
     parts.append("".join(current))
     return parts
 
 
-_INT_RE = re.compile(r"^[+-]?\d+$")
-_FLOAT_RE = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
+# leading zeros (``revision=0123``) stay strings
+_INT_RE = re.compile(r"^[+-]?(0|[1-9]\d*)$")
+_FLOAT_RE = re.compile(r"^[+-]?((0|[1-9]\d*)(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
 def parse_value(raw: str) -> Any:
@@ -103,7 +113,7 @@ def parse_value(raw: str) -> Any:
         return int(text)
     if _FLOAT_RE.match(text):
         return float(text)
-    if text[:1] in "[{" and text[-1:] in "]}":
+    if text and text[0] in "[{" and text[-1] in "]}":
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:

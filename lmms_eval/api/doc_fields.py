@@ -160,7 +160,13 @@ def media_part(visual: Any) -> dict[str, Any]:
     """A ChatMessages content part for one visual (PIL image, dict, path or bytes)."""
     if isinstance(visual, dict):
         if "video_start" in visual or "video_end" in visual:
-            return {"type": "video", "url": visual}
+            url = visual.get("url") or visual.get("path") or visual.get("video")
+            return {
+                "type": "video",
+                "url": url,
+                "start_time": visual.get("video_start"),
+                "end_time": visual.get("video_end"),
+            }
         if "array" in visual and "sampling_rate" in visual:
             return {"type": "audio", "url": visual}
         kind = visual.get("type", "video")

@@ -41,7 +41,6 @@ def configure_logging(verbosity: str | None = "INFO") -> None:
         )
         handler._lmms_eval = True  # type: ignore[attr-defined]
         root.addHandler(handler)
-        root.propagate = False
 
 
 def build_parser() -> argparse.ArgumentParser:

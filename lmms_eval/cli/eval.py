@@ -326,16 +326,12 @@ def run_one(cfg: RunConfig) -> int:
     from lmms_eval.loggers import make_table
     from lmms_eval.tasks import TaskManager
 
-    model_args: Any = cfg.model_args
-    if cfg.trust_remote_code:
-        from lmms_eval.utils import parse_arg_string
-
-        model_args = {**parse_arg_string(model_args), "trust_remote_code": True}
     manager = TaskManager(include_path=cfg.include_path, model_name=cfg.model)
     random_seed, numpy_seed, torch_seed, fewshot_seed = cfg.seed
     results = simple_evaluate(
         model=cfg.model,
-        model_args=model_args,
+        model_args=cfg.model_args,
+        trust_remote_code=cfg.trust_remote_code,
         tasks=[t.strip() for t in cfg.tasks.split(",") if t.strip()],
         num_fewshot=cfg.num_fewshot,
         batch_size=cfg.batch_size,

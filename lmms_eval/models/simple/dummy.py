@@ -65,14 +65,8 @@ class DummySimple(lmms):
         batch_size: int | str = 1,
         device: str | None = None,
         max_batch_size: int | None = None,
-        **kwargs: Any,
     ) -> None:
         super().__init__()
-        if kwargs:
-            raise ModelArgsError(
-                f"dummy model does not accept argument(s) {', '.join(sorted(kwargs))}; accepted: response, "
-                "answer_field, accuracy, wrong_response, echo, responses, latency, seed, pretrained, batch_size, device"
-            )
         if not 0.0 <= float(accuracy) <= 1.0:
             raise ModelArgsError(f"dummy model: accuracy must be between 0 and 1, got {accuracy}")
         self.response = str(response)
