@@ -205,35 +205,25 @@ def simple_evaluate(
     writer = None
     if output_path:
         writer = OutputWriter(output_path, sanitize_model_name(model_info["model_id"], model_args_dict))
-    header = {
-        "schema_version": RESULTS_SCHEMA_VERSION,
-        "config": redact(
-            {
-                **model_info,
-                "model_args": model_args_dict if not isinstance(model_args, str) else model_args,
-                "batch_size": batch_size,
-                "max_batch_size": max_batch_size,
-                "device": device,
-                "limit": limit,
-                "offset": offset,
-                "bootstrap_iters": bootstrap_iters,
-                "gen_kwargs": parsed_gen_kwargs,
-                "random_seed": random_seed,
-                "numpy_seed": numpy_random_seed,
-                "torch_seed": torch_random_seed,
-                "fewshot_seed": fewshot_random_seed,
-                "repeats": repeats,
-                "predict_only": predict_only,
-                "reasoning_tags": tags,
-                "resolved_cli_args": dict(cli_args or {}),
-            }
-        ),
-        "model_name": model_info["model_id"],
-        "model_name_sanitized": sanitize_model_name(model_info["model_id"], model_args_dict),
-        "system_instruction": system_instruction,
-        "system_instruction_sha": hash_string(system_instruction) if system_instruction else None,
-        "start_time": iso_timestamp(started),
+    settings = {
+        "model_args": model_args_dict if not isinstance(model_args, str) else model_args,
+        "batch_size": batch_size,
+        "max_batch_size": max_batch_size,
+        "device": device,
+        "limit": limit,
+        "offset": offset,
+        "bootstrap_iters": bootstrap_iters,
+        "gen_kwargs": parsed_gen_kwargs,
+        "random_seed": random_seed,
+        "numpy_seed": numpy_random_seed,
+        "torch_seed": torch_random_seed,
+        "fewshot_seed": fewshot_random_seed,
+        "repeats": repeats,
+        "predict_only": predict_only,
+        "reasoning_tags": tags,
+        "resolved_cli_args": dict(cli_args or {}),
     }
+    header = _results_header(model_info, model_args_dict, settings, system_instruction, started)
     try:
         results = evaluate(
             lm,
@@ -262,6 +252,25 @@ def simple_evaluate(
         results["output_files"] = {"results": writer.results_path}
         writer.write_results(results)
     return results
+
+
+def _results_header(
+    model_info: Mapping[str, Any],
+    model_args: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    system_instruction: str | None,
+    started: Any,
+) -> dict[str, Any]:
+    """The run description stored at the top of the results file (secrets redacted)."""
+    return {
+        "schema_version": RESULTS_SCHEMA_VERSION,
+        "config": redact({**model_info, **settings}),
+        "model_name": model_info["model_id"],
+        "model_name_sanitized": sanitize_model_name(model_info["model_id"], model_args),
+        "system_instruction": system_instruction,
+        "system_instruction_sha": hash_string(system_instruction) if system_instruction else None,
+        "start_time": iso_timestamp(started),
+    }
 
 
 def _version_info() -> dict[str, Any]:
