@@ -1,305 +1,321 @@
 """Dataset loading for tasks: hub datasets through ``datasets``, local files, saved datasets.
 
-Local JSON / JSON Lines files load natively (no ``datasets`` import, which costs about half a second);
-everything else goes through ``datasets``. When the Hugging Face Hub is unreachable, loading falls
-back to the local cache and otherwise fails within seconds with a message that says what to do.
+``load_dataset_splits`` turns a task's ``dataset_path`` / ``dataset_name`` / ``dataset_kwargs`` into
+``{split: rows}``:
+
+- a folder written by ``Dataset.save_to_disk`` (``dataset_kwargs.load_from_disk: true``, or detected
+  from its ``state.json`` / ``dataset_dict.json``) loads through ``datasets.load_from_disk``;
+- a packaged builder name (``json``, ``parquet``, ``csv``, ``arrow``, ...) loads local
+  ``data_files``, resolved against the task YAML's folder first, then the working directory;
+- local JSON / JSON Lines files load natively, without importing ``datasets`` (about half a second),
+  giving the rows ``datasets`` would give; data ``datasets`` would type in a less obvious way
+  (mixed types, varying nested keys, date strings) goes through ``datasets`` itself;
+- anything else is a Hub dataset id. When the Hub is unreachable, loading switches this process to
+  offline mode, so ``datasets`` answers from its cache at once, or fails with an error saying what
+  to do instead of retrying for minutes.
+
+``dataset_kwargs`` keys that lmms_eval consumes itself (``OWN_DATASET_KWARGS``, and ``cache_dir``
+when ``video`` is set) never reach ``datasets.load_dataset``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import socket
-from collections.abc import Iterator, Sequence
-from functools import lru_cache
+import re
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlparse
 
 from lmms_eval.errors import DatasetError
+from lmms_eval.tasks._data_files import local_path as _local_path
+from lmms_eval.tasks._data_files import resolve_data_files
+from lmms_eval.tasks._data_files import short_error as _short
+from lmms_eval.tasks._hub import _offline_reason
+from lmms_eval.tasks._json_native import _load_json_natively
 
 logger = logging.getLogger(__name__)
 
-LOCAL_BUILDERS = ("json", "jsonl", "csv", "parquet", "arrow", "text", "pandas", "imagefolder", "audiofolder")
-# dataset_kwargs consumed by lmms_eval itself and never passed to datasets.load_dataset
-OWN_DATASET_KWARGS = (
-    "video",
-    "force_download",
-    "force_unzip",
-    "create_link",
-    "From_YouTube",
-    "load_from_disk",
-    "max_retries",
+# packaged ``datasets`` builders that read local data files (``dataset_path: json`` etc.);
+# ``jsonl`` is our alias of ``json``
+LOCAL_BUILDERS = frozenset(
+    [
+        "json",
+        "jsonl",
+        "csv",
+        "parquet",
+        "arrow",
+        "text",
+        "pandas",
+        "xml",
+        "hdf5",
+        "webdataset",
+        "imagefolder",
+        "audiofolder",
+        "videofolder",
+    ]
 )
-HUB_PROBE_TIMEOUT_S = 3.0
-
-
-class ListDataset(Sequence[dict[str, Any]]):
-    """A list of row dicts with the small part of the ``datasets.Dataset`` API tasks rely on."""
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return ListDataset(self._rows[index])
-        return self._rows[index]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._rows)
-
-    @property
-    def column_names(self) -> list[str]:
-        return list(self._rows[0]) if self._rows else []
-
-    def select(self, indices: Sequence[int]) -> ListDataset:
-        return ListDataset([self._rows[i] for i in indices])
-
-    def to_hf(self) -> Any:
-        import datasets
-
-        return datasets.Dataset.from_list(self._rows)
-
-
-def _read_json_rows(path: str) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        if path.endswith(".jsonl") or path.endswith(".json.lines"):
-            rows = []
-            for line_no, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise DatasetError(f"{path}:{line_no}: invalid JSON line: {exc.msg}") from None
-            return rows
-        text = handle.read()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        # JSON Lines with a .json suffix, as ``datasets`` also accepts
-        try:
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}: neither JSON nor JSON Lines: {exc.msg}") from None
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), list):
-        return next(iter(data.values()))
-    raise DatasetError(f"{path}: expected a JSON list of records (or JSON Lines)")
-
-
-def _unify(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Give every row the same keys (missing ones None), as ``datasets`` does."""
-    keys: dict[str, None] = {}
-    for row in rows:
-        if not isinstance(row, dict):
-            raise DatasetError("every record of a JSON dataset must be an object")
-        keys.update(dict.fromkeys(row))
-    if all(len(row) == len(keys) for row in rows):
-        return rows
-    return [{k: row.get(k) for k in keys} for row in rows]
-
-
-def _absolute_data_files(data_files: Any, base_dir: str) -> Any:
-    def fix(path: str) -> str:
-        if os.path.isabs(path) or "://" in path:
-            return path
-        candidate = os.path.join(base_dir, path)
-        return candidate if os.path.exists(candidate) or any(ch in path for ch in "*?[") else path
-
-    if isinstance(data_files, str):
-        return fix(data_files)
-    if isinstance(data_files, list):
-        return [fix(p) for p in data_files]
-    if isinstance(data_files, dict):
-        return {k: _absolute_data_files(v, base_dir) for k, v in data_files.items()}
-    return data_files
-
-
-def _native_json(data_files: Any, split_names: Sequence[str]) -> dict[str, ListDataset] | None:
-    """Load JSON/JSONL data files without ``datasets``; None when they need the full loader."""
-    mapping = data_files if isinstance(data_files, dict) else {"train": data_files}
-    out: dict[str, ListDataset] = {}
-    for split, files in mapping.items():
-        files = [files] if isinstance(files, str) else list(files)
-        if any(any(ch in f for ch in "*?[") or "://" in f for f in files):
-            return None
-        rows: list[dict[str, Any]] = []
-        for file in files:
-            if not os.path.isfile(file):
-                raise DatasetError(f"data file '{file}' does not exist")
-            rows.extend(_read_json_rows(file))
-        out[split] = ListDataset(_unify(rows))
-    return out
-
-
-@lru_cache(maxsize=8)
-def hub_reachable(endpoint: str | None = None) -> bool:
-    """Whether the Hub endpoint accepts a TCP connection within a few seconds (cached per process)."""
-    url = endpoint or os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-    parsed = urlparse(url)
-    host = parsed.hostname or "huggingface.co"
-    port = parsed.port or (443 if parsed.scheme != "http" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=HUB_PROBE_TIMEOUT_S):
-            return True
-    except OSError:
-        return False
-
-
-def _offline_requested() -> bool:
-    return any(
-        os.environ.get(v, "").lower() in ("1", "true", "yes")
-        for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-    )
-
-
-def _force_offline() -> None:
-    """Switch ``datasets`` / ``huggingface_hub`` to cache-only mode for this process."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["HF_DATASETS_OFFLINE"] = "1"
-    try:
-        import datasets.config
-        import huggingface_hub.constants
-
-        datasets.config.HF_HUB_OFFLINE = True  # type: ignore[attr-defined]
-        huggingface_hub.constants.HF_HUB_OFFLINE = True
-    except (ImportError, AttributeError):
-        pass
+# dataset_kwargs consumed by lmms_eval itself and never passed to datasets.load_dataset
+OWN_DATASET_KWARGS = frozenset(
+    [
+        "video",
+        "force_download",
+        "force_unzip",
+        "create_link",
+        "From_YouTube",
+        "load_from_disk",
+        "max_retries",
+        "builder_script",
+        "local_files_only",
+    ]
+)
 
 
 def _is_saved_dataset(path: str) -> bool:
+    """Whether ``path`` is a folder written by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk``."""
     return os.path.isdir(path) and (
-        os.path.exists(os.path.join(path, "dataset_dict.json"))
-        or os.path.exists(os.path.join(path, "state.json"))
+        os.path.isfile(os.path.join(path, "dataset_dict.json"))
+        or os.path.isfile(os.path.join(path, "state.json"))
     )
 
 
-def _as_split_dict(loaded: Any, what: str) -> dict[str, Any]:
-    if hasattr(loaded, "keys") and not hasattr(loaded, "column_names"):
-        return dict(loaded)
-    if isinstance(loaded, dict):
-        return loaded
-    return {"train": loaded}
+_FILE_BUILDERS = {
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+    ".parquet": "parquet",
+    ".csv": "csv",
+    ".arrow": "arrow",
+    ".txt": "text",
+}
+
+
+def datasets_kwargs(dataset_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``dataset_kwargs`` that go to ``datasets.load_dataset`` (lmms_eval's own keys removed)."""
+    kwargs = {k: v for k, v in dataset_kwargs.items() if k not in OWN_DATASET_KWARGS}
+    if dataset_kwargs.get("video"):
+        kwargs.pop("cache_dir", None)  # the video folder under HF_HOME, not a datasets cache
+    ignored = sorted(
+        k for k in OWN_DATASET_KWARGS if k in dataset_kwargs and k not in ("video", "load_from_disk")
+    )
+    if ignored:
+        logger.debug("dataset_kwargs handled by lmms_eval, not passed to datasets: %s", ", ".join(ignored))
+    return kwargs
+
+
+# -- entry point ----------------------------------------------------------------------------------
 
 
 def load_dataset_splits(
     dataset_path: str | None,
     dataset_name: str | None,
-    dataset_kwargs: dict[str, Any],
+    dataset_kwargs: Mapping[str, Any],
     base_dir: str,
     task_name: str,
 ) -> dict[str, Any]:
-    """Load every split of a task's dataset as ``{split: rows}``."""
+    """Load every split of a task's dataset as ``{split: rows}`` (``datasets`` objects or ListDataset)."""
     if not dataset_path:
-        raise DatasetError(f"task '{task_name}' has no dataset_path")
-    kwargs = {k: v for k, v in dataset_kwargs.items() if k not in OWN_DATASET_KWARGS}
+        raise DatasetError(f"task '{task_name}' has no dataset_path; set it in the task YAML")
+    kwargs = datasets_kwargs(dataset_kwargs)
+    if dataset_kwargs.get("From_YouTube"):
+        logger.warning(
+            "task %s: dataset_kwargs.From_YouTube is not supported; videos must already be on disk",
+            task_name,
+        )
+    if dataset_kwargs.get("builder_script"):
+        logger.warning(
+            "task %s: dataset_kwargs.builder_script is ignored (datasets no longer runs loading scripts)",
+            task_name,
+        )
     if dataset_kwargs.get("video"):
-        kwargs.pop("cache_dir", None)  # a video cache folder name, not a datasets cache
+        from lmms_eval.tasks._video_files import prepare_video_files
+
+        prepare_video_files(dataset_path, dataset_kwargs, base_dir, task_name)
+
+    builder = "json" if dataset_path == "jsonl" else dataset_path
+    if dataset_path in LOCAL_BUILDERS and not dataset_kwargs.get("load_from_disk"):
+        return _load_local_builder(builder, dataset_name, kwargs, base_dir, task_name)
+
+    local = _local_path(dataset_path, base_dir)
+    if dataset_kwargs.get("load_from_disk") or (local is not None and _is_saved_dataset(local)):
+        if local is None:
+            raise DatasetError(
+                f"task '{task_name}': saved dataset folder '{dataset_path}' not found (looked under "
+                f"'{base_dir}' and '{os.getcwd()}'); write it with Dataset.save_to_disk or fix dataset_path"
+            )
+        return _load_from_disk(local, kwargs.get("split"), task_name)
+    if local is not None and os.path.isfile(local):
+        file_builder = next((b for s, b in _FILE_BUILDERS.items() if local.endswith(s)), None)
+        if file_builder is None:
+            raise DatasetError(
+                f"task '{task_name}': cannot tell the format of dataset file '{local}'; use "
+                f"dataset_path: json|csv|parquet|arrow with dataset_kwargs.data_files"
+            )
+        kwargs.setdefault("data_files", {str(kwargs.get("split") or "train"): local})
+        return _load_local_builder(file_builder, dataset_name, kwargs, base_dir, task_name)
+    if local is not None:
+        return _load_with_datasets(local, dataset_name, kwargs, task_name, offline_reason=None)
+    return _load_with_datasets(
+        dataset_path, dataset_name, kwargs, task_name, offline_reason=_offline_reason()
+    )
+
+
+def _load_local_builder(
+    builder: str, name: str | None, kwargs: dict[str, Any], base_dir: str, task_name: str
+) -> dict[str, Any]:
     if "data_files" in kwargs:
-        kwargs["data_files"] = _absolute_data_files(kwargs["data_files"], base_dir)
-
-    local_dir = dataset_path if os.path.isabs(dataset_path) else os.path.join(base_dir, dataset_path)
-    if dataset_kwargs.get("load_from_disk") or _is_saved_dataset(local_dir):
-        return _load_from_disk(local_dir if os.path.exists(local_dir) else dataset_path, task_name)
-
-    if (
-        dataset_path in ("json", "jsonl")
-        and "data_files" in kwargs
-        and set(kwargs) <= {"data_files", "split"}
-    ):
-        native = _native_json(kwargs["data_files"], ())
+        kwargs["data_files"] = resolve_data_files(kwargs["data_files"], base_dir, task_name)
+    elif "data_dir" not in kwargs:
+        raise DatasetError(
+            f"task '{task_name}': dataset_path '{builder}' reads local files; "
+            "list them in dataset_kwargs.data_files (paths relative to the task YAML)"
+        )
+    if isinstance(kwargs.get("data_dir"), str):
+        data_dir = _local_path(kwargs["data_dir"], base_dir)
+        if data_dir is None or not os.path.isdir(data_dir):
+            raise DatasetError(
+                f"task '{task_name}': dataset_kwargs.data_dir '{kwargs['data_dir']}' is not a folder "
+                f"under '{base_dir}' or '{os.getcwd()}'"
+            )
+        kwargs["data_dir"] = data_dir
+    if builder == "json":
+        native = _load_json_natively(kwargs, task_name)
         if native is not None:
             return native
-
-    import_name = "json" if dataset_path == "jsonl" else dataset_path
-    is_hub = dataset_path not in LOCAL_BUILDERS and not os.path.exists(local_dir)
-    if is_hub and not _offline_requested() and not hub_reachable():
-        logger.info("the Hugging Face Hub is unreachable; looking for '%s' in the local cache", dataset_path)
-        _force_offline()
-        return _load_hub(
-            import_name, dataset_name, kwargs, task_name, offline_reason="the Hugging Face Hub is unreachable"
-        )
-    target = local_dir if not is_hub and os.path.isdir(local_dir) else import_name
-    return _load_hub(target, dataset_name, kwargs, task_name, offline_reason=None)
+    return _load_with_datasets(builder, name, kwargs, task_name, offline_reason=None)
 
 
-def _load_from_disk(path: str, task_name: str) -> dict[str, Any]:
+def _load_from_disk(path: str, split: Any, task_name: str) -> dict[str, Any]:
     import datasets
 
     try:
         loaded = datasets.load_from_disk(path)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, OSError) as exc:
         raise DatasetError(
-            f"task '{task_name}': could not load the saved dataset at '{path}': {exc}"
+            f"task '{task_name}': '{path}' is not a dataset saved with save_to_disk ({_short(exc)}); "
+            "fix dataset_path, or drop dataset_kwargs.load_from_disk for data files or a Hub id"
         ) from None
-    return _as_split_dict(loaded, path)
+    if isinstance(split, str) and isinstance(loaded, Mapping):
+        if split not in loaded:
+            raise DatasetError(
+                f"task '{task_name}': split '{split}' is not in the saved dataset '{path}' "
+                f"(splits: {', '.join(sorted(map(str, loaded)))})"
+            )
+        return {split: loaded[split]}
+    return _by_split(loaded, split)
 
 
-def _load_hub(
+def _by_split(loaded: Any, split: Any) -> dict[str, Any]:
+    """``{split: dataset}`` from what ``load_dataset`` / ``load_from_disk`` returned."""
+    if isinstance(loaded, Mapping):
+        return {str(k): v for k, v in loaded.items()}
+    if isinstance(loaded, list):
+        names = list(split) if isinstance(split, (list, tuple)) else [str(i) for i in range(len(loaded))]
+        out: dict[str, Any] = {}
+        for name, part in zip(names, loaded):
+            out.update(_keyed(str(name), part))
+        return out
+    if isinstance(split, str):
+        return _keyed(split, loaded)
+    own = getattr(loaded, "split", None)
+    return _keyed(str(own) if own else "train", loaded)
+
+
+def _keyed(split: str, dataset: Any) -> dict[str, Any]:
+    """A split under its full spec (``test[:10]``) and, when it differs, its plain name (``test``)."""
+    out = {split: dataset}
+    plain = re.match(r"[\w.-]+", split)
+    if plain and plain.group() != split and "+" not in split:
+        out.setdefault(plain.group(), dataset)
+    return out
+
+
+# -- datasets.load_dataset and the Hub ----------------------------------------------------------
+
+
+def _load_with_datasets(
     path: str, name: str | None, kwargs: dict[str, Any], task_name: str, offline_reason: str | None
 ) -> dict[str, Any]:
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - datasets is a core dependency
         raise DatasetError(f"task '{task_name}' needs the 'datasets' package: {exc}") from None
+    kwargs = dict(kwargs)
+    if "trust_remote_code" in kwargs and int(datasets.__version__.split(".")[0]) >= 4:
+        kwargs.pop("trust_remote_code")  # datasets 4+ runs no loading scripts and only warns about it
+    cache = os.environ.get("LMMS_EVAL_DATASETS_CACHE")
+    if cache and "cache_dir" not in kwargs:
+        kwargs["cache_dir"] = cache
     try:
         loaded = datasets.load_dataset(path, name, **kwargs)
-    except FileNotFoundError as exc:
-        raise DatasetError(f"task '{task_name}': dataset '{path}' not found: {_short(exc)}") from None
     except Exception as exc:
-        text = _short(exc)
-        if offline_reason or _offline_requested() or "offline" in text.lower() or "connect" in text.lower():
-            reason = offline_reason or "offline mode is on (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE)"
-            raise DatasetError(
-                f"task '{task_name}': dataset '{path}'"
-                + (f" (config '{name}')" if name else "")
-                + f" is not in the local cache and {reason}. Download it where the Hub is reachable "
-                "(it is then cached under HF_HOME), or point the task at a local copy with --dataset_root "
-                "or dataset_path. "
-                f"[{text}]"
-            ) from None
-        raise DatasetError(f"task '{task_name}': loading dataset '{path}' failed: {text}") from None
-    return _as_split_dict(loaded, path)
+        raise _load_error(exc, path, name, kwargs, task_name, offline_reason) from None
+    return _by_split(loaded, kwargs.get("split"))
 
 
-def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text[:300]}"
+def _load_error(
+    exc: Exception,
+    path: str,
+    name: str | None,
+    kwargs: Mapping[str, Any],
+    task_name: str,
+    offline_reason: str | None,
+) -> DatasetError:
+    what = f"dataset '{path}'" + (f" (config '{name}')" if name else "")
+    detail = _short(exc)
+    if path in LOCAL_BUILDERS:
+        files = kwargs.get("data_files", kwargs.get("data_dir"))
+        return DatasetError(
+            f"task '{task_name}': could not read the {path} data files {files}: {detail}; "
+            "check that the files exist and are valid"
+        )
+    if os.path.isabs(path):
+        return DatasetError(f"task '{task_name}': could not load the local dataset folder '{path}': {detail}")
+    unreachable = isinstance(exc, ConnectionError) or "offline" in detail.lower()
+    if offline_reason is not None and (unreachable or isinstance(exc, FileNotFoundError)):
+        return DatasetError(
+            f"task '{task_name}': {what} is not in the local datasets cache and {offline_reason}. "
+            "Load it once where the Hub is reachable (it is cached under HF_HOME), or point "
+            f"dataset_path at a local copy (a save_to_disk folder or data files). [{detail}]"
+        )
+    if unreachable:
+        return DatasetError(
+            f"task '{task_name}': could not reach the Hugging Face Hub for {what}: {detail}. "
+            "Check the network, or set HF_HUB_OFFLINE=1 to use cached datasets only"
+        )
+    if isinstance(exc, FileNotFoundError):
+        return DatasetError(
+            f"task '{task_name}': {what} was not found on the Hugging Face Hub ({detail}); check dataset_path "
+            "and dataset_name, and for a gated dataset accept its terms and log in (HF_TOKEN)"
+        )
+    return DatasetError(f"task '{task_name}': loading {what} failed: {detail}")
+
+
+_MEDIA_FEATURES = ("Image", "Audio", "Video")
+
+
+def _is_media_feature(feature: Any) -> bool:
+    """Image / Audio / Video, or a (nested) list of them."""
+    while True:
+        if type(feature).__name__ in _MEDIA_FEATURES:
+            return True
+        if isinstance(feature, (list, tuple)) and len(feature) == 1:
+            feature = feature[0]
+        elif type(feature).__name__ in ("List", "LargeList", "Sequence"):
+            feature = getattr(feature, "feature", None)
+        else:
+            return False
 
 
 def media_columns(dataset: Any) -> list[str]:
-    """Names of Image / Audio / Video (and sequence-of) columns of a ``datasets`` dataset."""
+    """Names of the Image / Audio / Video (and list-of) columns of a ``datasets`` dataset."""
     features = getattr(dataset, "features", None)
     if not features:
         return []
-    names = []
-    for column, feature in features.items():
-        kind = type(feature).__name__
-        inner = getattr(feature, "feature", None)
-        inner_kind = type(inner).__name__ if inner is not None else ""
-        if (
-            kind in ("Image", "Audio", "Video")
-            or inner_kind in ("Image", "Audio", "Video")
-            or (
-                kind == "List"
-                and type(getattr(feature, "feature", None)).__name__
-                in (
-                    "Image",
-                    "Audio",
-                    "Video",
-                )
-            )
-        ):
-            names.append(column)
-    return names
+    return [column for column, feature in features.items() if _is_media_feature(feature)]
 
 
 def without_media(dataset: Any) -> Any:
-    """A view of ``dataset`` without media columns (cheap to index), or the dataset itself."""
+    """``dataset`` without its media columns (cheap to index), or the dataset itself."""
     columns = media_columns(dataset)
     if columns and hasattr(dataset, "remove_columns"):
         return dataset.remove_columns(columns)
