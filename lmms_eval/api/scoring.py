@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from lmms_eval.api.registry import get_metric
@@ -187,13 +188,18 @@ def _generation(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[st
     return values
 
 
+@lru_cache(maxsize=256)
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
 def _call_metric(
     fn: Callable[..., Any], references: list[Any], predictions: list[Any], kwargs: dict[str, Any]
 ) -> Any:
     """Call a metric with ``references=`` / ``predictions=`` keywords (or positionally) and unwrap
     a one-entry ``{name: value}`` result. Keyword arguments the metric does not take are a
     :class:`ConfigError` that names them."""
-    signature = inspect.signature(fn)
+    signature = _signature(fn)
     keywords = "references" in signature.parameters and "predictions" in signature.parameters
     args: tuple[Any, ...] = () if keywords else (references[0], predictions[0])
     call_kwargs = {"references": references, "predictions": predictions, **kwargs} if keywords else kwargs

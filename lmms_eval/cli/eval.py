@@ -12,12 +12,13 @@ import json
 import logging
 import sys
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from lmms_eval.errors import ConfigError, did_you_mean
 from lmms_eval.utils import parse_value
+
+if TYPE_CHECKING:  # pydantic is imported only when a run is configured
+    from lmms_eval.cli.run_config import RunConfig
 
 logger = logging.getLogger("lmms_eval.cli")
 
@@ -177,38 +178,6 @@ FLAGS: list[Flag] = [
 DEFAULTS: dict[str, Any] = {f.names[0].lstrip("-"): f.default for f in FLAGS}
 
 
-class RunConfig(BaseModel):
-    """A fully merged, validated set of eval options."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    config: str | None = None
-    model: str
-    model_args: str | dict[str, Any] = ""
-    tasks: str | None
-    num_fewshot: int | None = None
-    batch_size: int | str = 1
-    max_batch_size: int | None = None
-    device: str | None = None
-    output_path: str | None = None
-    limit: float | None = None
-    offset: int = 0
-    log_samples: bool = False
-    predict_only: bool = False
-    gen_kwargs: str | dict[str, Any] = ""
-    system_instruction: str | None = None
-    include_path: str | None = None
-    seed: list[int | None]
-    repeats: int | None = None
-    bootstrap_iters: int = 1000
-    reasoning_tags: Any = None
-    force_simple: bool = False
-    trust_remote_code: bool = False
-    show_config: bool = False
-    write_out: bool = False
-    verbosity: str = "INFO"
-
-
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
     """Every eval flag, with SUPPRESS defaults so explicitly given flags can be told apart."""
     for flag in FLAGS:
@@ -256,7 +225,10 @@ def _type_config_value(key: str, value: Any, where: str) -> Any:
 
 def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
     """defaults < each run of ``--config`` < explicit command-line flags, validated."""
+    from pydantic import ValidationError
+
     from lmms_eval.cli.config import load_run_configs
+    from lmms_eval.cli.run_config import RunConfig
 
     layers: list[dict[str, Any]] = [{}]
     config_path = explicit.get("config")

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.errors import ConfigError, TaskNotFoundError
 from lmms_eval.tasks._index import TaskIndex
-from lmms_eval.tasks._loader import TaskLoader
 from lmms_eval.utils import pattern_match
+
+if TYPE_CHECKING:  # the loader (and pydantic) are imported only when tasks are loaded
+    from lmms_eval.api.group import Node
+    from lmms_eval.tasks._loader import TaskLoader
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +57,16 @@ class TaskManager:
         self.include_path = paths
         self.index = TaskIndex(list(dict.fromkeys(roots)), use_cache=use_cache)
         self.model_name = model_name
-        self._loader = TaskLoader(self.index, (model_name,) if model_name else ())
+        self._model_names: tuple[str, ...] = (model_name,) if model_name else ()
+        self._task_loader: TaskLoader | None = None
+
+    @property
+    def _loader(self) -> TaskLoader:
+        if self._task_loader is None:
+            from lmms_eval.tasks._loader import TaskLoader
+
+            self._task_loader = TaskLoader(self.index, self._model_names)
+        return self._task_loader
 
     # -- listing ----------------------------------------------------------------------------------
 
@@ -81,7 +92,9 @@ class TaskManager:
         return {name: entry.__dict__ for name, entry in self.index.entries.items()}
 
     def set_model_names(self, *names: str | None) -> None:
-        self._loader.model_names = tuple(n for n in names if n)
+        self._model_names = tuple(n for n in names if n)
+        if self._task_loader is not None:
+            self._task_loader.model_names = self._model_names
 
     # -- selection --------------------------------------------------------------------------------
 
@@ -103,6 +116,8 @@ class TaskManager:
 
         Returns ``{name: task or group}`` in the requested order; a tag expands into its tasks.
         """
+        from lmms_eval.api.group import ConfigurableGroup
+
         names = [task_list] if isinstance(task_list, str) else list(task_list)
         loaded: dict[str, Node] = {}
         for name in self.match_tasks(names):
@@ -143,6 +158,8 @@ class TaskManager:
 
 
 def _check_duplicates(loaded: dict[str, Node]) -> None:
+    from lmms_eval.api.group import ConfigurableGroup
+
     owner: dict[str, str] = {}
     for key, node in loaded.items():
         leaves = list(node.leaves()) if isinstance(node, ConfigurableGroup) else [node]

@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +36,7 @@ class FunctionRef:
         return f"!function {self.name}"
 
 
+@lru_cache(maxsize=256)
 def _make_loader(base_dir: str) -> type:
     class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
         pass

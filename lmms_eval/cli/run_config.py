@@ -1,0 +1,39 @@
+"""``RunConfig``: one fully merged, validated set of ``eval`` options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class RunConfig(BaseModel):
+    """A fully merged, validated set of eval options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: str | None = None
+    model: str
+    model_args: str | dict[str, Any] = ""
+    tasks: str | None
+    num_fewshot: int | None = None
+    batch_size: int | str = 1
+    max_batch_size: int | None = None
+    device: str | None = None
+    output_path: str | None = None
+    limit: float | None = None
+    offset: int = 0
+    log_samples: bool = False
+    predict_only: bool = False
+    gen_kwargs: str | dict[str, Any] = ""
+    system_instruction: str | None = None
+    include_path: str | None = None
+    seed: list[int | None]
+    repeats: int | None = None
+    bootstrap_iters: int = 1000
+    reasoning_tags: Any = None
+    force_simple: bool = False
+    trust_remote_code: bool = False
+    show_config: bool = False
+    write_out: bool = False
+    verbosity: str = "INFO"
