@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from lmms_eval.api.task_config import format_validation_error
-from lmms_eval.errors import ConfigError
+from lmms_eval.api.task_config import YamlConfig
 
 if TYPE_CHECKING:
     from lmms_eval.api.task import ConfigurableTask
@@ -36,42 +35,20 @@ class AggMetricConfig(BaseModel):
         return [self.filter_list] if isinstance(self.filter_list, str) else list(self.filter_list)
 
 
-class GroupConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+class GroupConfig(YamlConfig):
+    """A group YAML: a named list of tasks, groups, tags or inline task configs."""
+
+    NAME_KEY: ClassVar[str] = "group"
 
     group: str
     group_alias: str | None = None
     task: list[str | dict[str, Any]]
     aggregate_metric_list: list[AggMetricConfig] | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("aggregate_metric_list", mode="before")
     @classmethod
     def _listify(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
-
-    @field_validator("metadata", mode="before")
-    @classmethod
-    def _metadata(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            merged: dict[str, Any] = {}
-            for item in value:
-                merged.update(item)
-            return merged
-        return value or {}
-
-    @property
-    def version(self) -> Any:
-        return self.metadata.get("version", "Yaml")
-
-    @classmethod
-    def from_yaml_dict(cls, data: dict[str, Any], source: str) -> GroupConfig:
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ConfigError(format_validation_error(exc, source, data.get("group"), cls)).with_traceback(
-                None
-            ) from None
 
 
 Node = Union["ConfigurableGroup", "ConfigurableTask"]

@@ -7,9 +7,10 @@ keys, the closest valid key. See ``docs/task_guide.md`` for every field.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from typing_extensions import Self
 
 from lmms_eval.errors import ConfigError, did_you_mean
 
@@ -50,7 +51,43 @@ class FilterConfig(BaseModel):
     filter: list[FilterStep]
 
 
-class TaskConfig(BaseModel):
+class YamlConfig(BaseModel):
+    """Shared parts of task and group configs: ``metadata`` and validation with one clear error."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    NAME_KEY: ClassVar[str] = "task"
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata_mapping(cls, value: Any) -> Any:
+        # published YAMLs write ``metadata: [{version: 0.0}]``
+        if value is None:
+            return {}
+        if isinstance(value, list):
+            merged: dict[str, Any] = {}
+            for item in value:
+                if not isinstance(item, dict):
+                    raise ValueError("metadata list entries must be mappings")
+                merged.update(item)
+            return merged
+        return value
+
+    @property
+    def version(self) -> Any:
+        return self.metadata.get("version", "Yaml")
+
+    @classmethod
+    def from_yaml_dict(cls, data: dict[str, Any], source: str) -> Self:
+        """Validate ``data`` (from ``source``) and raise one clear :class:`ConfigError` if it is wrong."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(exc, source, data.get(cls.NAME_KEY), cls)) from None
+
+
+class TaskConfig(YamlConfig):
     """A task YAML after ``include`` merging and ``!function`` resolution."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, validate_assignment=False)
@@ -114,29 +151,12 @@ class TaskConfig(BaseModel):
     reasoning_tags: Any = None
     auto_strip_thinking: bool = False
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
     @field_validator("tag", mode="before")
     @classmethod
     def _tag_list(cls, value: Any) -> Any:
         if value is None:
             return []
         return [value] if isinstance(value, str) else value
-
-    @field_validator("metadata", mode="before")
-    @classmethod
-    def _metadata_mapping(cls, value: Any) -> Any:
-        # published YAMLs write ``metadata: [{version: 0.0}]``
-        if value is None:
-            return {}
-        if isinstance(value, list):
-            merged: dict[str, Any] = {}
-            for item in value:
-                if not isinstance(item, dict):
-                    raise ValueError("metadata list entries must be mappings")
-                merged.update(item)
-            return merged
-        return value
 
     @model_validator(mode="after")
     def _normalise(self) -> TaskConfig:
@@ -149,18 +169,6 @@ class TaskConfig(BaseModel):
         if self.output_type == "multiple_choice" and self.doc_to_choice is None:
             raise ValueError("output_type multiple_choice needs doc_to_choice")
         return self
-
-    @property
-    def version(self) -> Any:
-        return self.metadata.get("version", "Yaml")
-
-    @classmethod
-    def from_yaml_dict(cls, data: dict[str, Any], source: str) -> TaskConfig:
-        """Validate ``data`` (from ``source``) and raise one clear :class:`ConfigError` if it is wrong."""
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ConfigError(format_validation_error(exc, source, data.get("task"), cls)) from None
 
 
 def valid_keys(model: type[BaseModel]) -> list[str]:
