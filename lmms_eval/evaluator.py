@@ -21,7 +21,7 @@ from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.model import lmms
 from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config
 from lmms_eval.api.task import ConfigurableTask
-from lmms_eval.errors import ConfigError
+from lmms_eval.errors import ConfigError, ModelArgsError
 from lmms_eval.loggers.results import RESULTS_SCHEMA_VERSION, OutputWriter
 from lmms_eval.tasks import TaskManager
 from lmms_eval.utils import (
@@ -85,7 +85,10 @@ def build_model(
     extra = {"batch_size": batch_size, "max_batch_size": max_batch_size, "device": device}
     if trust_remote_code:  # only models whose constructor takes it receive it
         extra["trust_remote_code"] = True
-    instance = cls.create_from_arg_string(model_args or "", extra)
+    try:
+        instance = cls.create_from_arg_string(model_args or "", extra)
+    except ModelArgsError as exc:
+        raise ModelArgsError(f"--model {model}: {exc}") from None
     instance._model_name = resolved.model_id
     return instance, {
         "model": model,

@@ -152,3 +152,44 @@ def test_help_and_task_listing_do_not_import_heavy_packages() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == ""
+
+
+def test_config_env_applies_to_its_own_run_only(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("RUN_LABEL", raising=False)
+    config = tmp_path / "two.yaml"
+    config.write_text(
+        f"- {{env: {{RUN_LABEL: one}}, model: dummy, tasks: demo_qa, limit: 1, output_path: '{tmp_path}/${{RUN_LABEL}}'}}\n"
+        f"- {{env: {{RUN_LABEL: two}}, model: dummy, tasks: demo_qa, limit: 1, output_path: '{tmp_path}/${{RUN_LABEL}}'}}\n"
+    )
+    first, second = merge_run_configs({"config": str(config)})
+    assert (first.env, second.env) == ({"RUN_LABEL": "one"}, {"RUN_LABEL": "two"})
+    assert first.output_path == f"{tmp_path}/one" and second.output_path == f"{tmp_path}/two"
+    import os
+
+    assert "RUN_LABEL" not in os.environ  # loading exports nothing
+    assert main(["--config", str(config)]) == 0
+    assert "RUN_LABEL" not in os.environ  # and each run restores the environment afterwards
+    assert (tmp_path / "one").is_dir() and (tmp_path / "two").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("${V:-d}", {"V": ""}, "d"),
+        ("${V-d}", {"V": ""}, ""),
+        ("${V-d}", {}, "d"),
+        ("$V/x", {"V": "a"}, "a/x"),
+    ],
+)
+def test_variable_expansion_forms(text: str, env: dict, expected: str) -> None:
+    from lmms_eval.cli.config import expand_vars
+
+    assert expand_vars(text, "here", env) == expected
+
+
+def test_validate_reports_a_duplicate_name_once(write_files, tmp_path: Path, capsys) -> None:
+    task = "task: twin\ndataset_path: json\ntest_split: test\n"
+    root = write_files({"a/one.yaml": task, "b/two.yaml": task}, tmp_path / "dups")
+    assert main(["tasks", "validate", "--include_path", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("twin") == 1 and "1 problem(s)" in out

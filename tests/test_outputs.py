@@ -136,3 +136,24 @@ def test_from_log_replays_a_run_to_identical_scores(tmp_path: Path) -> None:
     )  # fmt: skip
     assert replay["results"]["demo_qa"] == first["results"]["demo_qa"]
     assert replay["config"]["model_backend"].startswith("lmms_eval.models.simple.from_log.FromLog")
+
+
+def test_runs_in_the_same_second_get_separate_files(tmp_path: Path) -> None:
+    from lmms_eval.loggers.results import OutputWriter
+
+    first = OutputWriter(str(tmp_path), "m", timestamp="20260101_000000")
+    second = OutputWriter(str(tmp_path), "m", timestamp="20260101_000000")
+    assert first.results_path != second.results_path
+    first.write_sample("t", {"doc_id": 0})
+    second.write_sample("t", {"doc_id": 1})
+    first.close()
+    second.close()
+    assert first.samples_path("t") != second.samples_path("t")
+    assert len(Path(first.samples_path("t")).read_text().splitlines()) == 1
+    path = first.write_results({"results": {}})
+    import os
+    import stat
+
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~mask

@@ -258,3 +258,25 @@ def test_limit_fraction_offset_and_gen_kwargs_override(root: Path) -> None:
     assert results["results"]["chain"]["exact_match,none"] == 1.0
     assert results["config"]["gen_kwargs"] == {"max_new_tokens": 3}
     assert math.isclose(results["results"]["chain"]["samples"], 3)
+
+
+def test_group_overrides_merge_mappings_and_folders_load_groups(write_files, tmp_path: Path) -> None:
+    data = "\n".join(json.dumps({"question": f"q{i}", "answer": "A"}) for i in range(3))
+    task = (
+        BASE + 'task: {n}\ndoc_to_text: question\ngeneration_kwargs:\n  until: ["\\n"]\n  max_new_tokens: 4\n'
+    )
+    group = "group: fam\ntask: [m1, m2]\ngeneration_kwargs:\n  temperature: 0.5\n"
+    folder = write_files(
+        {
+            "fam/data.jsonl": data,
+            "fam/m1.yaml": task.format(n="m1"),
+            "fam/m2.yaml": task.format(n="m2"),
+            "fam/fam.yaml": group,
+        },
+        tmp_path / "folder",
+    )
+    manager = TaskManager(include_defaults=False)
+    nodes = manager.load_task_or_group([str(folder / "fam")])  # a folder holding a group and its tasks
+    assert list(nodes) == ["fam"]
+    leaf = next(nodes["fam"].leaves())
+    assert leaf.generation_kwargs() == {"until": ["\n"], "max_new_tokens": 4, "temperature": 0.5}

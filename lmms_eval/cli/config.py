@@ -1,47 +1,57 @@
-"""``--config`` files: one run or a list of runs, an ``env:`` block and ``${VAR:-default}`` expansion."""
+"""``--config`` files: one run or a list of runs, an ``env:`` block and ``${VAR:-default}`` expansion.
+
+Each run's ``env:`` applies to that run only: its values are visible when the run's other values
+are expanded, and they are exported while the run executes (see :func:`temporary_env`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
 
 from lmms_eval.errors import ConfigError
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-SECRET_KEY = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+# ${VAR}, ${VAR:-default} (default when unset or empty), ${VAR-default} (default when unset), $VAR
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def expand_vars(value: Any, where: str) -> Any:
-    """Expand ``${VAR}``, ``${VAR:-default}`` and ``$VAR`` in strings (recursively).
+def expand_vars(value: Any, where: str, environ: Mapping[str, str] | None = None) -> Any:
+    """Expand ``${VAR}``, ``${VAR:-default}``, ``${VAR-default}`` and ``$VAR`` in strings (recursively).
 
     An unset variable without a default is an error naming it.
     """
+    env = os.environ if environ is None else environ
     if isinstance(value, dict):
-        return {k: expand_vars(v, f"{where}.{k}") for k, v in value.items()}
+        return {k: expand_vars(v, f"{where}.{k}", env) for k, v in value.items()}
     if isinstance(value, list):
-        return [expand_vars(v, where) for v in value]
+        return [expand_vars(v, where, env) for v in value]
     if not isinstance(value, str):
         return value
 
     def replace(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(3)
-        default = match.group(2)
-        if name in os.environ and (os.environ[name] or default is None):
-            return os.environ[name]
-        if default is not None:
+        name = match.group(1) or match.group(4)
+        colon, default = match.group(2), match.group(3)
+        current = env.get(name)
+        if default is None:
+            if current is None:
+                raise ConfigError(
+                    f"{where}: environment variable '{name}' is not set (use ${{{name}:-default}} for a default)"
+                )
+            return current
+        if current is None or (colon and current == ""):
             return default
-        raise ConfigError(
-            f"{where}: environment variable '{name}' is not set (use ${{{name}:-default}} for a default)"
-        )
+        return current
 
     return _VAR.sub(replace, value)
 
 
 def load_run_configs(path: str) -> list[dict[str, Any]]:
-    """The run mappings of a config file (a list of mappings is a batch of runs)."""
+    """The runs of a config file (a list of mappings is a batch), each with its own ``env`` mapping."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = yaml.safe_load(handle)
@@ -55,10 +65,26 @@ def load_run_configs(path: str) -> list[dict[str, Any]]:
         where = f"{path}" + (f"[{i}]" if isinstance(data, list) else "")
         if not isinstance(run, dict):
             raise ConfigError(f"{where}: each run must be a mapping of option names to values")
-        env = run.pop("env", None) or {}
-        if not isinstance(env, dict):
+        env_block = run.pop("env", None) or {}
+        if not isinstance(env_block, dict):
             raise ConfigError(f"{where}: 'env' must be a mapping of variable names to values")
-        for name, value in env.items():
-            os.environ[str(name)] = str(expand_vars(value, f"{where}.env.{name}"))
-        out.append({str(k).replace("-", "_"): expand_vars(v, f"{where}.{k}") for k, v in run.items()})
+        env = {str(k): str(expand_vars(v, f"{where}.env.{k}")) for k, v in env_block.items()}
+        view = {**os.environ, **env}
+        values = {str(k).replace("-", "_"): expand_vars(v, f"{where}.{k}", view) for k, v in run.items()}
+        out.append({"env": env, **values})
     return out
+
+
+@contextlib.contextmanager
+def temporary_env(env: Mapping[str, str]) -> Iterator[None]:
+    """Export ``env`` for the duration of a run, then restore the previous values."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

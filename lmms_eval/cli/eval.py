@@ -236,7 +236,8 @@ def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
         layers = []
         for i, run in enumerate(load_run_configs(config_path)):
             where = f"{config_path}" + (f"[{i}]" if i else "")
-            layers.append({k: _type_config_value(k, v, where) for k, v in run.items()})
+            env = run.pop("env")
+            layers.append({"env": env, **{k: _type_config_value(k, v, where) for k, v in run.items()}})
     runs = []
     for layer in layers:
         merged = {**DEFAULTS, **layer, **explicit}
@@ -260,13 +261,16 @@ def build_parser(prog: str = "lmms-eval eval") -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lmms_eval.cli.config import temporary_env
+
     explicit = {k: v for k, v in vars(args).items() if k not in ("handler", "command")}
     runs = merge_run_configs(explicit)
     status = 0
     for i, cfg in enumerate(runs):
         if len(runs) > 1:
             print(f"\n=== run {i + 1} of {len(runs)}: {cfg.model} on {cfg.tasks} ===")
-        status = max(status, run_one(cfg))
+        with temporary_env(cfg.env):
+            status = max(status, run_one(cfg))
     return status
 
 

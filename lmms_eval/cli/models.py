@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from lmms_eval.cli._format import markdown_table
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("models", help="list models and aliases")
@@ -22,14 +24,8 @@ def run(args: argparse.Namespace) -> int:
             k for k, p in (("chat", manifest.chat_class_path), ("simple", manifest.simple_class_path)) if p
         )
         rows.append((manifest.model_id, kind, ", ".join(manifest.aliases)))
-    width = max([len("Model"), *(len(r[0]) for r in rows)])
-    type_width = max([len("Type"), *(len(r[1]) for r in rows)])
-    header = f"{'Model'.ljust(width)}  {'Type'.ljust(type_width)}" + ("  Aliases" if args.aliases else "")
-    print(header)
-    print("-" * len(header.rstrip()) if not args.aliases else "-" * (len(header) + 10))
-    for model_id, kind, aliases in rows:
-        line = f"{model_id.ljust(width)}  {kind.ljust(type_width)}"
-        print(line + (f"  {aliases}" if args.aliases else ""))
+    header = ["Model", "Type"] + (["Aliases"] if args.aliases else [])
+    print(markdown_table(header, [list(r) if args.aliases else list(r[:2]) for r in rows]))
     chat = sum(1 for m in manifests if m.chat_class_path)
     simple = sum(1 for m in manifests if m.simple_class_path)
     print(f"\n{len(manifests)} models ({chat} chat, {simple} simple)")

@@ -13,6 +13,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     config: str | None = None
+    env: dict[str, str] = {}  # the run's ``env:`` block of a --config file, exported while it runs
     model: str
     model_args: str | dict[str, Any] = ""
     tasks: str | None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from lmms_eval.cli._format import markdown_table
+
 ACTIONS = ("list", "groups", "tags", "subtasks", "validate")
 
 
@@ -49,31 +51,23 @@ def print_listing(action: str, include_path: str | None) -> int:
         print(f"Available tasks ({len(names)}):")
         print("\n".join(f"  {name}" for name in names))
     elif action == "groups":
-        _table(
-            ["Group", "Config Location"], [[n, _location(index.entries[n].path)] for n in manager.all_groups]
-        )
+        rows = [[n, _location(index.entries[n].path)] for n in manager.all_groups]
+        print(markdown_table(["Group", "Config Location"], rows))
     elif action == "tags":
-        _table(["Tag", "Tasks"], [[n, ", ".join(index.entries[n].tasks)] for n in manager.all_tags])
+        print(
+            markdown_table(
+                ["Tag", "Tasks"], [[n, ", ".join(index.entries[n].tasks)] for n in manager.all_tags]
+            )
+        )
     else:
         rows = [
             [n, _location(index.entries[n].path), index.entries[n].output_type or "generate_until"]
             for n in manager.all_subtasks
         ]
-        _table(["Task", "Config Location", "Output Type"], rows)
+        print(markdown_table(["Task", "Config Location", "Output Type"], rows))
     for dup in index.duplicates.values():
         print(f"warning: task name '{dup.name}' is defined in several files: {', '.join(dup.paths)}")
     return 0
-
-
-def _table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [
-        max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
-        for i in range(len(header))
-    ]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
 
 
 def validate(include_path: str | None) -> int:
@@ -91,6 +85,8 @@ def validate(include_path: str | None) -> int:
     checked = 0
     for name in index.names("task") + index.names("group") + index.names("python_task"):
         checked += 1
+        if name in index.duplicates:
+            continue  # already reported above
         try:
             manager._loader.load(name)
         except LmmsEvalError as exc:

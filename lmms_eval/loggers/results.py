@@ -48,6 +48,12 @@ def dumps(obj: Any, indent: int | None = None) -> str:
     return json.dumps(_finite(obj), indent=indent, ensure_ascii=False, default=_json_default)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class OutputWriter:
     """Files of one run under ``{output_path}/{model_name_sanitized}/``."""
 
@@ -58,9 +64,26 @@ class OutputWriter:
         self.directory = (
             os.path.join(output_path, model_name_sanitized) if model_name_sanitized else output_path
         )
-        self.timestamp = timestamp or file_timestamp()
         os.makedirs(self.directory, exist_ok=True)
+        self.timestamp = self._unique_stamp(timestamp or file_timestamp())
         self._samples: dict[str, IO[str]] = {}
+
+    def _unique_stamp(self, stamp: str) -> str:
+        """``stamp``, or ``stamp_2``, ``stamp_3``... when a run in the same second already wrote files."""
+        taken = {name.split("_results.json")[0].split("_samples_")[0] for name in os.listdir(self.directory)}
+        candidate, n = stamp, 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{stamp}_{n}"
+        # claim the stamp right away so a concurrent run in this second picks another one
+        try:
+            with open(
+                os.path.join(self.directory, f"{candidate}_results.json"), "x", encoding="utf-8"
+            ) as handle:
+                handle.write('{"status": "starting"}')
+        except FileExistsError:
+            return self._unique_stamp(stamp)
+        return candidate
 
     @property
     def results_path(self) -> str:
@@ -73,7 +96,7 @@ class OutputWriter:
     def write_sample(self, task_name: str, record: dict[str, Any]) -> None:
         handle = self._samples.get(task_name)
         if handle is None:
-            handle = open(self.samples_path(task_name), "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
+            handle = open(self.samples_path(task_name), "w", encoding="utf-8")  # noqa: SIM115 - kept open for the run
             self._samples[task_name] = handle
         handle.write(dumps(redact(record)) + "\n")
         handle.flush()
@@ -91,6 +114,7 @@ class OutputWriter:
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(payload)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; results are as readable as samples
         os.replace(tmp, self.results_path)
         return self.results_path
 

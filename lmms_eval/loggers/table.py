@@ -65,6 +65,9 @@ def make_table(results: dict[str, Any], section: str = "results") -> str:
         "Stderr",
     ]
     rows = _rows(results, section, names)
+    if rows and all(not r[5] for r in rows):  # no direction known (e.g. groups): drop the arrow column
+        header = header[:5] + header[6:]
+        rows = [r[:5] + r[6:] for r in rows]
     widths = [
         max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
         for i in range(len(header))
@@ -73,7 +76,7 @@ def make_table(results: dict[str, Any], section: str = "results") -> str:
     def line(cells: list[str]) -> str:
         out = []
         for i, cell in enumerate(cells):
-            out.append(cell.rjust(widths[i]) if i in (6, 8) else cell.ljust(widths[i]))
+            out.append(cell.rjust(widths[i]) if header[i] in ("Value", "Stderr") else cell.ljust(widths[i]))
         return "|" + "|".join(out) + "|"
 
     parts = [line(header), "|" + "|".join("-" * w for w in widths) + "|"]

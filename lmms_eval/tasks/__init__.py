@@ -129,12 +129,21 @@ class TaskManager:
 
     def _load_one(self, name: str) -> list[Node]:
         if name.endswith((".yaml", ".yml")) and os.path.isfile(name):
+            self._ensure_root(os.path.dirname(os.path.abspath(name)))
             return [self._from_file(name)]
         if os.path.isdir(name):
+            self._ensure_root(os.path.abspath(name))
             files = sorted(os.path.join(name, f) for f in os.listdir(name) if f.endswith((".yaml", ".yml")))
-            return [self._from_file(f) for f in files]
+            return _without_group_members([self._from_file(f) for f in files])
         loaded = self._loader.load(name)
         return loaded if isinstance(loaded, list) else [loaded]
+
+    def _ensure_root(self, folder: str) -> None:
+        """Index ``folder`` too (once), so a group file given by path finds its members by name."""
+        if any(folder == root or folder.startswith(root + os.sep) for root in self.index.roots):
+            return
+        self.index = TaskIndex([*self.index.roots, folder])
+        self._task_loader = None
 
     def _from_file(self, path: str) -> Node:
         from lmms_eval.tasks._yaml import load_yaml_config
@@ -155,6 +164,16 @@ class TaskManager:
         if entry.path is None:
             return {"tag": name, "task": entry.tasks}
         return load_yaml_config(entry.path)
+
+
+def _without_group_members(nodes: list[Node]) -> list[Node]:
+    """Drop tasks that a group among ``nodes`` already contains (a folder holding a group and its tasks)."""
+    from lmms_eval.api.group import ConfigurableGroup
+
+    members = {
+        leaf.task_name for node in nodes if isinstance(node, ConfigurableGroup) for leaf in node.leaves()
+    }
+    return [n for n in nodes if isinstance(n, ConfigurableGroup) or n.task_name not in members]
 
 
 def _check_duplicates(loaded: dict[str, Node]) -> None:

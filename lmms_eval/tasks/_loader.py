@@ -18,6 +18,18 @@ if TYPE_CHECKING:
 GROUP_KEYS = set(GroupConfig.model_fields)
 
 
+def merge_overrides(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``overrides`` applied; mapping values (``generation_kwargs``, ...) are merged
+    one level deep, so a group setting ``temperature`` keeps a subtask's ``until``."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
 class TaskLoader:
     """Builds task and group objects for names found in a :class:`TaskIndex`."""
 
@@ -69,7 +81,7 @@ class TaskLoader:
         from lmms_eval.api.registry import TASK_REGISTRY
         from lmms_eval.api.task import ConfigurableTask
 
-        merged = {**data, **(overrides or {})}
+        merged = merge_overrides(data, overrides or {})
         merged.pop("include", None)
         resolved = resolve_functions(merged, source)
         config = TaskConfig.from_yaml_dict(resolved, source)
@@ -89,7 +101,7 @@ class TaskLoader:
                     f"{did_you_mean(key, task_keys | GROUP_KEYS)}"
                 )
         config = GroupConfig.from_yaml_dict(resolve_functions(group_part, source), source)
-        overrides = {**pushed, **inherited}
+        overrides = merge_overrides(pushed, inherited)
         children: list[Node] = []
         for item in config.task:
             if isinstance(item, str):
@@ -109,6 +121,6 @@ class TaskLoader:
             raise ConfigError(f"{source}: a group's task entry needs a 'task' name, got {item!r}")
         local = {k: v for k, v in item.items() if k != "task"}
         if name in self.index.entries:
-            return self.load(name, {**overrides, **local})
+            return self.load(name, merge_overrides(overrides, local))
         # an inline task defined inside the group file
         return self.task_from_dict({**item}, os.path.abspath(source), overrides)
