@@ -280,3 +280,32 @@ def test_group_overrides_merge_mappings_and_folders_load_groups(write_files, tmp
     assert list(nodes) == ["fam"]
     leaf = next(nodes["fam"].leaves())
     assert leaf.generation_kwargs() == {"until": ["\n"], "max_new_tokens": 4, "temperature": 0.5}
+
+
+def test_nested_groups_and_model_specific_target_kwargs(write_files, tmp_path: Path) -> None:
+    rows = "\n".join(json.dumps({"question": f"q{i}", "answer": "A", "long": "A (alpha)"}) for i in range(4))
+    utils = "def target(doc, style=None):\n    return doc['long'] if style == 'verbose' else doc['answer']\n"
+    task = (
+        BASE.replace("doc_to_target: answer\n", "")
+        + "task: {n}\ndoc_to_text: question\ndoc_to_target: !function utils.target\n"
+        "model_specific_target_kwargs:\n  default: short\n  verbose_model: verbose\n"
+    )
+    files = {
+        "n/data.jsonl": rows,
+        "n/utils.py": utils,
+        "n/a.yaml": task.format(n="leaf_a"),
+        "n/b.yaml": task.format(n="leaf_b"),
+        "n/inner.yaml": "group: inner\ntask: [leaf_a]\naggregate_metric_list:\n  - metric: exact_match\n",
+        "n/outer.yaml": "group: outer\ntask: [inner, leaf_b]\naggregate_metric_list:\n  - metric: exact_match\n",
+    }
+    root = write_files(files, tmp_path / "nested")
+    manager = TaskManager(include_path=str(root), include_defaults=False)
+    results = run(manager, ["outer"])  # dummy answers "A"
+    assert results["group_subtasks"] == {"inner": ["leaf_a"], "outer": ["inner", "leaf_b"]}
+    assert results["groups"]["inner"]["exact_match,none"] == 1.0
+    assert results["groups"]["outer"]["exact_match,none"] == 1.0
+    leaf = manager.load_task_or_group(["leaf_a"])["leaf_a"]
+    leaf.set_model_names("verbose_model")
+    assert leaf.doc_to_target(leaf.eval_docs[0]) == "A (alpha)"
+    leaf.set_model_names("dummy")
+    assert leaf.doc_to_target(leaf.eval_docs[0]) == "A"
