@@ -141,6 +141,9 @@ def sample_record(
     }
     if record["arguments"] is None:
         del record["arguments"]
+    cluster_key = task.config.cluster_key
+    if cluster_key and isinstance(doc, dict) and cluster_key in doc:
+        record["cluster"] = doc[cluster_key]
     for name, value in metrics.items():
         record[name] = value
     return record

@@ -373,3 +373,7 @@ def anls(
         refs = references[0]
     prediction = str(predictions[0]) if predictions else ""
     return anls_score(prediction, [str(r) for r in refs], float(kwargs.get("threshold", thresh_hold)))
+
+
+# the vectorised forms used by the bootstrap register themselves on import
+from lmms_eval.api import metrics_batched as _metrics_batched  # noqa: E402,F401

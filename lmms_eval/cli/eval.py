@@ -173,6 +173,44 @@ FLAGS: list[Flag] = [
         action="store_true",
     ),
     Flag(("--verbosity",), "INFO", "log level: DEBUG, INFO, WARNING or ERROR", metavar="LEVEL"),
+    Flag(
+        ("--baseline",),
+        None,
+        "compare with an earlier run, doc by doc (a results folder, results JSON or samples JSONL)",
+        metavar="PATH",
+    ),
+    Flag(
+        ("--power_analysis", "--power-analysis"),
+        False,
+        "print a power analysis (needs no model run) and exit",
+        action="store_true",
+    ),
+    Flag(
+        ("--effect_size", "--effect-size"),
+        0.03,
+        "power analysis: the difference to detect (0.03 = 3 points)",
+        type=float,
+    ),
+    Flag(("--alpha",), 0.05, "power analysis: significance level", type=float),
+    Flag(("--power",), 0.8, "power analysis: wanted power", type=float),
+    Flag(
+        ("--correlation",),
+        0.5,
+        "power analysis: correlation of the two models' per-question scores",
+        type=float,
+    ),
+    Flag(
+        ("--std_a", "--std-a"),
+        None,
+        "power analysis: std of model A's per-question scores (default 0.5)",
+        type=float,
+    ),
+    Flag(
+        ("--std_b", "--std-b"),
+        None,
+        "power analysis: std of model B's per-question scores (default: std_a)",
+        type=float,
+    ),
 ]
 
 DEFAULTS: dict[str, Any] = {f.names[0].lstrip("-"): f.default for f in FLAGS}
@@ -290,6 +328,20 @@ def run_one(cfg: RunConfig) -> int:
     shortcut = _list_tasks_shortcut(cfg)
     if shortcut is not None:
         return shortcut
+    if cfg.power_analysis:
+        from lmms_eval.cli.power import run_power_analysis
+
+        tasks = [t.strip() for t in (cfg.tasks or "").split(",") if t.strip()]
+        return run_power_analysis(
+            effect_size=cfg.effect_size,
+            alpha=cfg.alpha,
+            power=cfg.power,
+            correlation=cfg.correlation,
+            std_a=cfg.std_a,
+            std_b=cfg.std_b,
+            tasks=tasks or None,
+            include_path=cfg.include_path,
+        )
     if not cfg.tasks:
         raise ConfigError("--tasks is required (run 'lmms-eval tasks list' to see the available tasks)")
     log_samples = cfg.log_samples or cfg.predict_only

@@ -38,3 +38,11 @@ class RunConfig(BaseModel):
     show_config: bool = False
     write_out: bool = False
     verbosity: str = "INFO"
+    baseline: str | None = None
+    power_analysis: bool = False
+    effect_size: float = 0.03
+    alpha: float = 0.05
+    power: float = 0.8
+    correlation: float = 0.5
+    std_a: float | None = None
+    std_b: float | None = None

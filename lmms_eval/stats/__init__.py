@@ -1,0 +1,42 @@
+"""Statistics used by the evaluator, the comparer and the server: one tested place.
+
+* :mod:`~lmms_eval.stats.estimates`: means with analytic and clustered errors, group scores,
+  repeated-sampling metrics;
+* :mod:`~lmms_eval.stats.bootstrap`: a vectorised bootstrap for any aggregation;
+* :mod:`~lmms_eval.stats.distributions`: normal and Student-t functions.
+"""
+
+from lmms_eval.stats.bootstrap import bootstrap_estimate, register_batched, resolve_batch, vectorised
+from lmms_eval.stats.distributions import norm_cdf, norm_ppf, t_cdf, t_ppf, t_sf_two_sided
+from lmms_eval.stats.estimates import (
+    DEFAULT_ALPHA,
+    Estimate,
+    clean_numbers,
+    clustered_mean_estimate,
+    clustered_stderr,
+    group_estimate,
+    mean_estimate,
+    stability_metrics,
+    t_interval,
+)
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "Estimate",
+    "bootstrap_estimate",
+    "clean_numbers",
+    "clustered_mean_estimate",
+    "clustered_stderr",
+    "group_estimate",
+    "mean_estimate",
+    "norm_cdf",
+    "norm_ppf",
+    "register_batched",
+    "resolve_batch",
+    "stability_metrics",
+    "t_cdf",
+    "t_interval",
+    "t_ppf",
+    "t_sf_two_sided",
+    "vectorised",
+]
