@@ -1,10 +1,18 @@
-"""Aggregation stage: per-document metric values -> task scores with standard errors -> group scores."""
+"""Aggregation stage: per-document metric values -> task scores with error bars -> group scores.
+
+Every aggregated metric gets a standard error and a 95% confidence interval: analytic for the
+mean aggregation, a (vectorised) bootstrap for every other one, custom ``!function`` aggregations
+included. Tasks with ``cluster_key`` also get a cluster-robust error, and ``repeats > 1`` adds the
+repeated-sampling metrics. Keys follow the published layout: ``"<metric>,<filter>"``,
+``"<metric>_stderr,<filter>"``, plus ``_ci_lower`` / ``_ci_upper`` and the clustered variants.
+"""
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,8 +20,11 @@ from lmms_eval import stats
 from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.metrics import mean as mean_aggregation
 from lmms_eval.api.task import ConfigurableTask
+from lmms_eval.stats import Estimate
 
 logger = logging.getLogger(__name__)
+
+MetricKey = tuple[str, str]  # (metric, filter)
 
 
 @dataclass
@@ -21,68 +32,153 @@ class TaskResult:
     """Everything the evaluator collected for one task."""
 
     task: ConfigurableTask
-    sample_metrics: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    sample_metrics: dict[MetricKey, list[Any]] = field(default_factory=dict)
+    sample_doc_ids: dict[MetricKey, list[int]] = field(default_factory=dict)
+    repeat_scores: dict[MetricKey, list[list[Any]]] = field(default_factory=dict)
+    clusters: dict[int, Hashable] = field(default_factory=dict)
     n_effective: int = 0
-    scores: dict[str, Any] = field(default_factory=dict)
+    estimates: dict[MetricKey, Estimate] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.task.task_name
 
+    def add(self, key: MetricKey, doc_id: int, value: Any) -> None:
+        self.sample_metrics.setdefault(key, []).append(value)
+        self.sample_doc_ids.setdefault(key, []).append(doc_id)
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+def item_score(item: Any, score_key: str) -> float | None:
+    """The number a per-document value contributes to error bars (``item[score_key]`` for dicts)."""
+    if isinstance(item, dict):
+        item = item.get(score_key)
+    if isinstance(item, bool):
+        return float(item)
+    if isinstance(item, (int, float)) and not math.isnan(float(item)):
+        return float(item)
+    return None
+
+
+def _seed_for(base: int, *parts: str) -> int:
+    """A per-metric seed derived from the run seed (stable across processes)."""
+    return (base * 1_000_003 + zlib.crc32("\x1f".join(parts).encode())) % 2**32
+
+
+def _number(value: Any) -> float | None:
+    if hasattr(value, "item") and callable(value.item):
+        value = value.item()
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    return None
+
+
+def estimate_metric(
+    fn: Callable[..., Any], items: list[Any], value: Any, bootstrap_iters: int, seed: int
+) -> Estimate:
+    """Error bar of one aggregated metric: analytic for means, bootstrap otherwise."""
+    point = _number(value)
+    if point is None:
+        return Estimate(math.nan, n=len(items))
+    is_mean = fn is mean_aggregation or getattr(fn, "__name__", "") == "mean"
+    if is_mean and all(item is None or isinstance(item, (bool, int, float)) for item in items):
+        return stats.mean_estimate(items)
+    return stats.bootstrap_estimate(fn, items, bootstrap_iters, seed=seed, value=point)
 
 
 def aggregate_task(result: TaskResult, bootstrap_iters: int, seed: int = 1234) -> dict[str, Any]:
-    """Scores and standard errors of one task: ``{"metric,filter": value, "metric_stderr,filter": se}``."""
-    aggregations = result.task.aggregation()
-    scores: dict[str, Any] = {"alias": result.task.alias}
-    for (metric, filter_key), items in result.sample_metrics.items():
+    """Scores, standard errors and intervals of one task (see the module docstring for the keys)."""
+    task = result.task
+    aggregations = task.aggregation()
+    scores: dict[str, Any] = {"alias": task.alias}
+    for key, items in result.sample_metrics.items():
+        metric, filter_key = key
         fn: Callable[..., Any] = aggregations.get(metric, mean_aggregation)
-        value = _call_aggregation(fn, items)
-        if isinstance(value, dict):  # aggregations may return several named scores
+        value = fn(items)
+        key_seed = _seed_for(seed, task.task_name, metric, filter_key)
+        if isinstance(value, dict):  # an aggregation that returns several named scores
             for sub, sub_value in value.items():
-                scores[f"{sub},{filter_key}"] = sub_value
-            scores[f"{metric}_stderr,{filter_key}"] = "N/A"
+                sub_fn = _sub_aggregation(fn, sub)
+                _store(
+                    scores,
+                    (sub, filter_key),
+                    sub_value,
+                    estimate_metric(sub_fn, items, sub_value, bootstrap_iters, key_seed),
+                )
             continue
-        scores[f"{metric},{filter_key}"] = value
-        scores[f"{metric}_stderr,{filter_key}"] = _stderr(fn, items, bootstrap_iters, seed)
+        estimate = estimate_metric(fn, items, value, bootstrap_iters, key_seed)
+        result.estimates[key] = estimate
+        _store(scores, key, value, estimate)
+        if task.config.cluster_key:
+            _store_clustered(scores, result, key, fn, items, bootstrap_iters, key_seed)
+        if key in result.repeat_scores:
+            rows = [[item_score(v, task.config.score_key) for v in row] for row in result.repeat_scores[key]]
+            for name, number in stats.stability_metrics(rows).items():
+                scores[f"{metric}_{name},{filter_key}"] = number
     scores["samples"] = result.n_effective
-    result.scores = scores
     return scores
 
 
-def _call_aggregation(fn: Callable[..., Any], items: list[Any]) -> Any:
-    value = fn(items)
-    if hasattr(value, "item") and callable(value.item):
-        value = value.item()
-    return value
+def _sub_aggregation(fn: Callable[..., Any], name: str) -> Callable[[list[Any]], Any]:
+    def sub(items: list[Any]) -> Any:
+        return fn(items)[name]
+
+    return sub
 
 
-def _stderr(fn: Callable[..., Any], items: list[Any], bootstrap_iters: int, seed: int) -> Any:
+def _store(scores: dict[str, Any], key: MetricKey, value: Any, estimate: Estimate, suffix: str = "") -> None:
+    metric, filter_key = key
+    if not suffix:
+        scores[f"{metric},{filter_key}"] = value
+    scores[f"{metric}_stderr{suffix},{filter_key}"] = _or_na(estimate.stderr)
+    scores[f"{metric}_ci_lower{suffix},{filter_key}"] = _or_na(estimate.ci_low)
+    scores[f"{metric}_ci_upper{suffix},{filter_key}"] = _or_na(estimate.ci_high)
+
+
+def _or_na(number: float) -> Any:
+    return "N/A" if number is None or math.isnan(number) else number
+
+
+def _store_clustered(
+    scores: dict[str, Any],
+    result: TaskResult,
+    key: MetricKey,
+    fn: Callable[..., Any],
+    items: list[Any],
+    bootstrap_iters: int,
+    seed: int,
+) -> None:
+    """Cluster-robust error: Miller's eq. 4 for means, a cluster bootstrap for other aggregations."""
+    doc_ids = result.sample_doc_ids[key]
+    clusters = [result.clusters.get(d, f"__doc_{d}") for d in doc_ids]
     is_mean = fn is mean_aggregation or getattr(fn, "__name__", "") == "mean"
-    if is_mean and all(_is_number(v) or v is None for v in items):
-        se = stats.mean_stderr(items)
-        return se if not math.isnan(se) else "N/A"
-    if bootstrap_iters <= 0 or fn.__name__ == "bypass_agg":
-        return "N/A"
-    try:
-        # corpus metrics rescore the whole corpus per resample: 100 resamples are plenty
-        cap = 100 if getattr(fn, "__name__", "") in ("bleu", "chrf", "ter") else 1000
-        se = stats.bootstrap_stderr(fn, items, min(bootstrap_iters, cap), seed)
-    except Exception as exc:  # an aggregation that cannot take a resample has no bootstrap error
-        logger.debug("bootstrap of %s failed: %s", getattr(fn, "__name__", fn), exc)
-        return "N/A"
-    return se if not math.isnan(se) else "N/A"
+    if is_mean:
+        numbers = [item_score(v, result.task.config.score_key) for v in items]
+        estimate = stats.clustered_mean_estimate(numbers, clusters)
+    else:
+        estimate = stats.cluster_bootstrap_estimate(fn, items, clusters, bootstrap_iters, seed=seed)
+    _store(scores, key, None, estimate, suffix="_clustered")
+    metric, filter_key = key
+    scores[f"{metric}_n_clusters,{filter_key}"] = estimate.details.get("n_clusters", 0)
 
 
 def aggregate_groups(
-    nodes: Mapping[str, Node], task_scores: dict[str, dict[str, Any]]
+    nodes: Mapping[str, Node],
+    task_results: Mapping[str, TaskResult],
+    task_scores: Mapping[str, dict[str, Any]],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[str]]]:
     """Group scores (only for groups with ``aggregate_metric_list``) and the group -> children map."""
     group_scores: dict[str, dict[str, Any]] = {}
+    group_estimates: dict[str, dict[MetricKey, Estimate]] = {}
     group_subtasks: dict[str, list[str]] = {}
+
+    def estimates_of(name: str) -> dict[MetricKey, Estimate]:
+        if name in group_estimates:
+            return group_estimates[name]
+        return task_results[name].estimates if name in task_results else {}
+
+    def samples_of(name: str) -> int:
+        source = group_scores.get(name) or task_scores.get(name) or {}
+        return int(source.get("samples", 0))
 
     def visit(node: Node) -> None:
         if not isinstance(node, ConfigurableGroup):
@@ -91,48 +187,34 @@ def aggregate_groups(
             visit(child)
         names = [c.group_name if isinstance(c, ConfigurableGroup) else c.task_name for c in node.children]
         group_subtasks[node.group_name] = names
+        if not node.config.aggregate_metric_list:
+            return
         scores: dict[str, Any] = {"alias": node.alias}
-        for agg in node.config.aggregate_metric_list or []:
+        own: dict[MetricKey, Estimate] = {}
+        for agg in node.config.aggregate_metric_list:
             for filter_key in agg.filters:
-                _aggregate_one_group(node, agg, filter_key, names, task_scores, group_scores, scores)
-        if node.config.aggregate_metric_list:
-            leaves = list(node.leaves())
-            scores["samples"] = sum(int(task_scores[t.task_name].get("samples", 0)) for t in leaves)
-            group_scores[node.group_name] = scores
+                key = (agg.metric, filter_key)
+                children = [(n, estimates_of(n).get(key)) for n in names]
+                present = [(n, e) for n, e in children if e is not None]
+                for missing, _ in (c for c in children if c[1] is None):
+                    logger.warning(
+                        "group '%s': '%s' has no metric '%s,%s'; left out", node.group_name, missing, *key
+                    )
+                if not present:
+                    continue
+                sizes = [samples_of(n) for n, _ in present]
+                if callable(agg.aggregation):
+                    value = agg.aggregation([e.value for _, e in present], sizes)
+                    estimate = Estimate(float(value))
+                else:
+                    estimate = stats.group_estimate([e for _, e in present], sizes, agg.weight_by_size)
+                    value = estimate.value
+                own[key] = estimate
+                _store(scores, key, value, estimate)
+        scores["samples"] = sum(int(task_scores[t.task_name].get("samples", 0)) for t in node.leaves())
+        group_scores[node.group_name] = scores
+        group_estimates[node.group_name] = own
 
     for node in nodes.values():
         visit(node)
     return group_scores, group_subtasks
-
-
-def _aggregate_one_group(
-    node: ConfigurableGroup,
-    agg: Any,
-    filter_key: str,
-    children: list[str],
-    task_scores: dict[str, dict[str, Any]],
-    group_scores: dict[str, dict[str, Any]],
-    out: dict[str, Any],
-) -> None:
-    key = f"{agg.metric},{filter_key}"
-    stderr_key = f"{agg.metric}_stderr,{filter_key}"
-    values, stderrs, sizes = [], [], []
-    for child in children:
-        source = group_scores.get(child) or task_scores.get(child) or {}
-        if key not in source:
-            logger.warning(
-                "group '%s': child '%s' has no metric '%s'; it is left out", node.group_name, child, key
-            )
-            continue
-        values.append(source[key])
-        se: Any = source.get(stderr_key)
-        stderrs.append(float(se) if _is_number(se) else float("nan"))
-        sizes.append(int(source.get("samples", 0)))
-    if not values:
-        return
-    if callable(agg.aggregation):
-        out[key] = agg.aggregation(values, sizes)
-    else:
-        out[key] = stats.weighted_mean(values, sizes, agg.weight_by_size)
-    se = stats.pooled_stderr(stderrs, sizes)
-    out[stderr_key] = se if not math.isnan(se) else "N/A"

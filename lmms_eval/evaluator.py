@@ -318,6 +318,7 @@ def evaluate(
     }
     sink = writer.write_sample if writer is not None else None
     scores: dict[str, dict[str, Any]] = {}
+    task_results: dict[str, aggregation.TaskResult] = {}
     for task in leaves:
         requests = _build_requests(lm, task, limit, offset, write_out)
         results["n-samples"][task.task_name] = {
@@ -328,6 +329,7 @@ def evaluate(
         results["timings"][task.task_name] = {k: round(v, 4) for k, v in timings.items()}
         postprocess.apply_filters(task, requests, reasoning_tags)
         task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
+        task_results[task.task_name] = task_result
         scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed)
         results["results"][task.task_name] = scores[task.task_name]
         results["task_hashes"][task.task_name] = _task_hash(task, requests)
@@ -335,7 +337,7 @@ def evaluate(
             writer.close_samples(task.task_name)
             writer.write_results({**(header or {}), **results, "status": "running"})
 
-    group_scores, group_subtasks = aggregation.aggregate_groups(task_dict, scores)
+    group_scores, group_subtasks = aggregation.aggregate_groups(task_dict, task_results, scores)
     results["groups"] = group_scores
     results["group_subtasks"] = group_subtasks
     for name, node in _all_groups(task_dict).items():

@@ -60,8 +60,16 @@ def apply_filters(
     responses = [[clean(r) for r in req.resps] for req in requests]
     docs = task.scoring_docs
     instance_docs = [docs[req.doc_id] for req in requests]
+    repeats = max((len(r) for r in responses), default=1)
     for ensemble in task.filters:
         ensemble.apply(requests, instance_docs, responses)
+        if repeats > 1:  # each sample on its own, for the repeated-sampling metrics
+            per_repeat = [
+                ensemble.run([[resp[r]] if r < len(resp) else [] for resp in responses], instance_docs)
+                for r in range(repeats)
+            ]
+            for i, request in enumerate(requests):
+                request.repeat_filtered_resps[ensemble.name] = [values[i] for values in per_repeat]
 
 
 def score_task(
@@ -76,6 +84,7 @@ def score_task(
     docs = task.scoring_docs
     by_doc = group_by_doc(requests)
     result.n_effective = len(by_doc)
+    cluster_key = task.config.cluster_key
     metric_names = [cfg.name for cfg in task.metric_configs]
     disable = None if show_progress is None else not show_progress
     for ensemble in task.filters:
@@ -89,10 +98,45 @@ def score_task(
             names = metric_names or list(metrics)
             for name in names:
                 if name in metrics:
-                    result.sample_metrics.setdefault((name, key), []).append(metrics[name])
+                    result.add((name, key), doc_id, metrics[name])
+            if cluster_key:
+                result.clusters[doc_id] = _cluster_of(doc, metrics, cluster_key, doc_id)
+            if any(r.repeat_filtered_resps for r in doc_requests):
+                _score_repeats(task, result, doc_id, doc, doc_requests, key, names)
             if log_samples and sink is not None:
                 sink(task.task_name, sample_record(task, doc_id, doc, doc_requests, key, filtered, metrics))
     return result
+
+
+def _cluster_of(doc: Any, metrics: dict[str, Any], cluster_key: str, doc_id: int) -> Any:
+    """The doc's cluster id: the doc field, else the field inside a metric's dict value."""
+    if isinstance(doc, dict) and cluster_key in doc:
+        return doc[cluster_key]
+    for value in metrics.values():
+        if isinstance(value, dict) and cluster_key in value:
+            return value[cluster_key]
+    logger.warning("doc %s has no cluster_key field '%s'; it forms its own cluster", doc_id, cluster_key)
+    return f"__doc_{doc_id}"
+
+
+def _score_repeats(
+    task: ConfigurableTask,
+    result: TaskResult,
+    doc_id: int,
+    doc: Any,
+    doc_requests: Sequence[Instance],
+    key: str,
+    names: Sequence[str],
+) -> None:
+    """Per-sample scores of one doc: process_results on each repeat's filtered response alone."""
+    repeats = len(doc_requests[0].repeat_filtered_resps.get(key, []))
+    rows: dict[str, list[Any]] = {name: [] for name in names}
+    for r in range(repeats):
+        single = task.process_results(doc, [req.repeat_filtered_resps[key][r] for req in doc_requests])
+        for name in names:
+            rows[name].append(single.get(name))
+    for name, row in rows.items():
+        result.repeat_scores.setdefault((name, key), []).append(row)
 
 
 def doc_hash(doc: Any) -> str:

@@ -34,19 +34,22 @@ class FilterEnsemble:
         self.name = name
         self.filters = filters
 
+    def run(self, responses: Sequence[Sequence[Any]], docs: Sequence[Any]) -> list[Any]:
+        """The chain's output for each instance's responses (``docs[i]`` belongs to instance ``i``)."""
+        values: list[Any] = [list(r) for r in responses]
+        for step in self.filters:
+            values = list(step.apply(values, docs))
+            if len(values) != len(responses):
+                raise RuntimeError(
+                    f"filter {type(step).__name__} returned {len(values)} values for {len(responses)} instances"
+                )
+        return values
+
     def apply(
         self, instances: Sequence[Instance], docs: Sequence[Any], responses: Sequence[Any] | None = None
     ) -> None:
         """Filter ``responses`` (default: each instance's ``resps``) into ``filtered_resps[name]``."""
-        values: list[Any] = [
-            list(r) for r in (responses if responses is not None else [i.resps for i in instances])
-        ]
-        for step in self.filters:
-            values = list(step.apply(values, docs))
-            if len(values) != len(instances):
-                raise RuntimeError(
-                    f"filter {type(step).__name__} returned {len(values)} values for {len(instances)} instances"
-                )
+        values = self.run(responses if responses is not None else [i.resps for i in instances], docs)
         for instance, value in zip(instances, values):
             instance.filtered_resps[self.name] = value
 

@@ -64,6 +64,8 @@ class Instance:
     resps: list[Any] = field(default_factory=list)
     filtered_resps: dict[str, Any] = field(default_factory=dict)
     raw_filtered_resps: dict[str, Any] = field(default_factory=dict)
+    # with repeats > 1: each filter's output for each response on its own (for stability metrics)
+    repeat_filtered_resps: dict[str, list[Any]] = field(default_factory=dict)
     token_counts: list[dict[str, Any] | None] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 

@@ -6,7 +6,13 @@
 * :mod:`~lmms_eval.stats.distributions`: normal and Student-t functions.
 """
 
-from lmms_eval.stats.bootstrap import bootstrap_estimate, register_batched, resolve_batch, vectorised
+from lmms_eval.stats.bootstrap import (
+    bootstrap_estimate,
+    cluster_bootstrap_estimate,
+    register_batched,
+    resolve_batch,
+    vectorised,
+)
 from lmms_eval.stats.distributions import norm_cdf, norm_ppf, t_cdf, t_ppf, t_sf_two_sided
 from lmms_eval.stats.estimates import (
     DEFAULT_ALPHA,
@@ -25,6 +31,7 @@ __all__ = [
     "Estimate",
     "bootstrap_estimate",
     "clean_numbers",
+    "cluster_bootstrap_estimate",
     "clustered_mean_estimate",
     "clustered_stderr",
     "group_estimate",

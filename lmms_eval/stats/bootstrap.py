@@ -172,3 +172,47 @@ def _warn_if_slow(aggregate: Callable[..., Any], done: int, total: int, started:
             getattr(aggregate, "__qualname__", aggregate),
             projected,
         )
+
+
+def cluster_bootstrap_estimate(
+    aggregate: Callable[..., Any],
+    items: Sequence[Any],
+    clusters: Sequence[Any],
+    iters: int,
+    seed: int = 1234,
+    alpha: float = DEFAULT_ALPHA,
+) -> Estimate:
+    """Bootstrap that resamples whole clusters (with replacement), for non-mean aggregations.
+
+    Each resample draws as many clusters as there are and keeps all items of each drawn cluster;
+    the standard error is the std of the resampled statistic. Needs at least two clusters.
+    """
+    items = list(items)
+    groups: dict[str, list[int]] = {}
+    for i, cluster in enumerate(clusters):
+        groups.setdefault(repr(cluster), []).append(i)
+    members = list(groups.values())
+    n_clusters = len(members)
+    point = _call(aggregate, items)
+    details: dict[str, Any] = {"n_clusters": n_clusters, "bootstrap_iters": iters, "bootstrap_seed": seed}
+    if n_clusters < 2 or iters <= 0:
+        return Estimate(point, n=len(items), method="cluster-bootstrap", details=details)
+    rng = np.random.default_rng(seed)
+    pool = np.empty(len(items), dtype=object)
+    pool[:] = items
+    member_arrays = [np.asarray(m) for m in members]
+    samples = np.empty(iters, dtype=float)
+    started = time.perf_counter()
+    for b in range(iters):
+        chosen = rng.integers(0, n_clusters, size=n_clusters)
+        rows = np.concatenate([member_arrays[c] for c in chosen])
+        samples[b] = _call(aggregate, pool[rows].tolist())
+        if b % 64 == 63:
+            _warn_if_slow(aggregate, b + 1, iters, started)
+    finite = samples[np.isfinite(samples)]
+    if finite.size < 2:
+        return Estimate(point, n=len(items), method="cluster-bootstrap", details=details)
+    low, high = np.quantile(finite, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return Estimate(
+        point, float(finite.std(ddof=1)), float(low), float(high), len(items), "cluster-bootstrap", details
+    )

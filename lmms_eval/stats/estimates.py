@@ -151,10 +151,9 @@ def stability_metrics(scores: Sequence[Sequence[Any]]) -> dict[str, float]:
     rows = [clean_numbers(row)[0] for row in scores]
     rows = [r for r in rows if r.size]
     if not rows:
-        return {
-            k: math.nan
-            for k in ("expected_accuracy", "consensus_accuracy", "internal_variance", "consistency_rate")
-        }
+        return dict.fromkeys(
+            ("expected_accuracy", "consensus_accuracy", "internal_variance", "consistency_rate"), math.nan
+        )
     every = np.concatenate(rows)
     return {
         "expected_accuracy": float(every.mean()),
