@@ -216,6 +216,7 @@ def simple_evaluate(
         "limit": limit,
         "offset": offset,
         "bootstrap_iters": bootstrap_iters,
+        "bootstrap_seed": random_seed if random_seed is not None else 1234,
         "gen_kwargs": parsed_gen_kwargs,
         "random_seed": random_seed,
         "numpy_seed": numpy_random_seed,

@@ -143,7 +143,7 @@ FLAGS: list[Flag] = [
     Flag(
         ("--bootstrap_iters",),
         1000,
-        "bootstrap resamples for standard errors of non-mean metrics (0: off; at most 1000 are used)",
+        "bootstrap resamples for errors of non-mean metrics (0: off); seeded from --seed, reproducible",
         type=int,
         metavar="N",
     ),

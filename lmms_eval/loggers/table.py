@@ -1,84 +1,142 @@
-"""The printed results table (markdown): Tasks, Version, Filter, n-shot, Metric, Value, Stderr."""
+"""The printed results table (markdown).
+
+Always: Tasks, Version, Filter, n-shot, Metric, direction, Value, ±, Stderr, 95% CI. Shown only when
+some row has them: the clustered error and cluster count, the repeated-sampling metrics (EA, CA,
+IV, CR) and the paired comparison with a baseline run (Baseline, Diff, Diff 95% CI, p).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+Cell = Callable[[dict[str, Any], str, str], str]
 
-def _format(value: Any) -> str:
+
+def _format(value: Any, digits: int = 4) -> str:
     if value is None:
         return "N/A"
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):
-        return "N/A" if value != value else f"{value:.4f}"
-    if isinstance(value, int):
-        return str(value)
+        return "N/A" if value != value else f"{value:.{digits}f}"
     return str(value)
 
 
-def _rows(results: dict[str, Any], section: str, names: list[str]) -> list[list[str]]:
+def _get(suffix: str) -> Cell:
+    def cell(scores: dict[str, Any], metric: str, filter_key: str) -> str:
+        value = scores.get(f"{metric}{suffix},{filter_key}")
+        return "" if value is None else _format(value)
+
+    return cell
+
+
+def _interval(lower: str, upper: str) -> Cell:
+    def cell(scores: dict[str, Any], metric: str, filter_key: str) -> str:
+        low = scores.get(f"{metric}{lower},{filter_key}")
+        high = scores.get(f"{metric}{upper},{filter_key}")
+        if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+            return "" if low is None else "N/A"
+        return f"[{low:.4f}, {high:.4f}]"
+
+    return cell
+
+
+def _pvalue(scores: dict[str, Any], metric: str, filter_key: str) -> str:
+    value = scores.get(f"{metric}_diff_pvalue,{filter_key}")
+    if not isinstance(value, (int, float)):
+        return ""
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+# (header, cell, shown even when empty)
+OPTIONAL_COLUMNS: list[tuple[str, Cell, bool]] = [
+    ("95% CI", _interval("_ci_lower", "_ci_upper"), True),
+    ("Stderr (clustered)", _get("_stderr_clustered"), False),
+    ("Clusters", _get("_n_clusters"), False),
+    ("EA", _get("_expected_accuracy"), False),
+    ("CA", _get("_consensus_accuracy"), False),
+    ("IV", _get("_internal_variance"), False),
+    ("CR", _get("_consistency_rate"), False),
+    ("Baseline", _get("_baseline"), False),
+    ("Diff", _get("_diff"), False),
+    ("Diff 95% CI", _interval("_diff_ci_lower", "_diff_ci_upper"), False),
+    ("p", _pvalue, False),
+]
+
+
+def primary_metrics(scores: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(metric, filter)`` pairs of the aggregated metrics (each has its own ``_stderr`` key)."""
+    pairs = []
+    for key in scores:
+        metric, sep, filter_key = key.partition(",")
+        if sep and f"{metric}_stderr,{filter_key}" in scores:
+            pairs.append((metric, filter_key))
+    return sorted(pairs, key=lambda p: (p[1], p[0]))
+
+
+def _rows(results: dict[str, Any], section: str) -> list[list[str]]:
     rows: list[list[str]] = []
     versions = results.get("versions", {})
     n_shot = results.get("n-shot", {})
     higher = results.get("higher_is_better", {})
-    for name in names:
-        scores = results.get(section, {}).get(name, {})
+    for name, scores in results.get(section, {}).items():
         alias = scores.get("alias", name)
         first = True
-        for key in sorted(k for k in scores if "," in k and "_stderr," not in k):
-            metric, _, filter_key = key.partition(",")
+        for metric, filter_key in primary_metrics(scores):
             direction = higher.get(name, {}).get(metric)
-            arrow = "↑" if direction is True else "↓" if direction is False else ""
-            stderr = scores.get(f"{metric}_stderr,{filter_key}", "N/A")
-            rows.append(
-                [
-                    alias if first else "",
-                    str(versions.get(name, "")) if first else "",
-                    filter_key,
-                    _format(n_shot.get(name, "")) if first else "",
-                    metric,
-                    arrow,
-                    _format(scores[key]),
-                    "±",
-                    _format(stderr),
-                ]
-            )
+            base = [
+                alias if first else "",
+                str(versions.get(name, "")) if first else "",
+                filter_key,
+                _format(n_shot.get(name, "")) if first else "",
+                metric,
+                "↑" if direction is True else "↓" if direction is False else "",
+                _format(scores.get(f"{metric},{filter_key}")),
+                "±",
+                _format(scores.get(f"{metric}_stderr,{filter_key}", "N/A")),
+            ]
+            rows.append(base + [cell(scores, metric, filter_key) for _, cell, _ in OPTIONAL_COLUMNS])
             first = False
         if first:  # a task or group without scores still gets a row
-            rows.append([alias, str(versions.get(name, "")), "", "", "", "", "", "", ""])
+            rows.append([alias, str(versions.get(name, ""))] + [""] * (7 + len(OPTIONAL_COLUMNS)))
     return rows
 
 
 def make_table(results: dict[str, Any], section: str = "results") -> str:
     """Markdown table of a results dict's ``results`` (or ``groups``) section."""
-    names = list(results.get(section, {}))
-    header = [
-        "Tasks" if section == "results" else "Groups",
-        "Version",
-        "Filter",
-        "n-shot",
-        "Metric",
-        "",
-        "Value",
-        "",
-        "Stderr",
-    ]
-    rows = _rows(results, section, names)
-    if rows and all(not r[5] for r in rows):  # no direction known (e.g. groups): drop the arrow column
-        header = header[:5] + header[6:]
-        rows = [r[:5] + r[6:] for r in rows]
-    widths = [
-        max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i])
+    first = "Tasks" if section == "results" else "Groups"
+    header = [first, "Version", "Filter", "n-shot", "Metric", "", "Value", "", "Stderr"]
+    header += [title for title, _, _ in OPTIONAL_COLUMNS]
+    rows = _rows(results, section)
+    keep = [
+        i
         for i in range(len(header))
+        if (i < 9 and (i != 5 or any(r[5] for r in rows)))  # the direction column only when known
+        or (i >= 9 and (OPTIONAL_COLUMNS[i - 9][2] or any(r[i] for r in rows)))
     ]
+    header = [header[i] for i in keep]
+    rows = [[r[i] for i in keep] for r in rows]
+    widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(len(header))]
+    right = {
+        "Value",
+        "Stderr",
+        "Stderr (clustered)",
+        "Clusters",
+        "EA",
+        "CA",
+        "IV",
+        "CR",
+        "Baseline",
+        "Diff",
+        "p",
+    }
 
     def line(cells: list[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            out.append(cell.rjust(widths[i]) if header[i] in ("Value", "Stderr") else cell.ljust(widths[i]))
-        return "|" + "|".join(out) + "|"
+        return (
+            "|"
+            + "|".join(c.rjust(w) if h in right else c.ljust(w) for c, w, h in zip(cells, widths, header))
+            + "|"
+        )
 
-    parts = [line(header), "|" + "|".join("-" * w for w in widths) + "|"]
-    parts.extend(line(r) for r in rows)
-    return "\n".join(parts)
+    return "\n".join([line(header), "|" + "|".join("-" * w for w in widths) + "|", *(line(r) for r in rows)])
