@@ -164,6 +164,7 @@ def simple_evaluate(
     output_path: str | None = None,
     show_progress: bool | None = None,
     write_out: bool = False,
+    baseline: str | None = None,
     cli_args: Mapping[str, Any] | None = None,
     **unused: Any,
 ) -> dict[str, Any]:
@@ -181,6 +182,11 @@ def simple_evaluate(
     if not task_names:
         raise ConfigError("no tasks given; pass --tasks (run 'lmms-eval tasks list' to see them)")
     parsed_gen_kwargs = parse_arg_string(gen_kwargs) if gen_kwargs else {}
+    baseline_scores = None
+    if baseline:  # loaded first: a bad path fails before any model time is spent
+        from lmms_eval.compare import load_doc_scores
+
+        baseline_scores = load_doc_scores(baseline)
 
     lm, model_info = build_model(
         model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code
@@ -225,6 +231,7 @@ def simple_evaluate(
         "repeats": repeats,
         "predict_only": predict_only,
         "reasoning_tags": tags,
+        "baseline": baseline,
         "resolved_cli_args": dict(cli_args or {}),
     }
     header = _results_header(model_info, model_args_dict, settings, system_instruction, started)
@@ -242,6 +249,7 @@ def simple_evaluate(
             show_progress=show_progress,
             seed=random_seed if random_seed is not None else 1234,
             write_out=write_out,
+            baseline=baseline_scores,
         )
     finally:
         if writer is not None:
@@ -298,6 +306,7 @@ def evaluate(
     show_progress: bool | None = None,
     seed: int = 1234,
     write_out: bool = False,
+    baseline: Any = None,
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores.
 
@@ -332,6 +341,8 @@ def evaluate(
         task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
         task_results[task.task_name] = task_result
         scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed)
+        if baseline is not None:
+            scores[task.task_name].update(_against_baseline(task_result, baseline))
         results["results"][task.task_name] = scores[task.task_name]
         results["task_hashes"][task.task_name] = _task_hash(task, requests)
         if writer is not None:
@@ -359,6 +370,27 @@ def _build_requests(
         _write_out(task, requests[0])
     logger.info("task %s: %d requests", task.task_name, len(requests))
     return requests
+
+
+def _against_baseline(result: aggregation.TaskResult, baseline: Any) -> dict[str, Any]:
+    """Paired comparison of one task's per-doc scores with the baseline run's (``--baseline``)."""
+    from lmms_eval.compare import RunScores, TaskScores, baseline_comparison
+
+    task = result.task
+    current = TaskScores(task.task_name, task.config.score_key, task.config.cluster_key)
+    docs = task.scoring_docs
+    for (metric, filter_key), values in result.sample_metrics.items():
+        for doc_id, value in zip(result.sample_doc_ids[(metric, filter_key)], values):
+            current.add(
+                doc_id,
+                metric,
+                filter_key,
+                value,
+                postprocess.doc_hash(docs[doc_id]),
+                result.clusters.get(doc_id),
+            )
+    run = RunScores("current run", {task.task_name: current})
+    return baseline_comparison(run, baseline).get(task.task_name, {})
 
 
 def _write_out(task: ConfigurableTask, request: Any) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from lmms_eval.errors import LmmsEvalError
 
-SUBCOMMANDS = ("eval", "tasks", "models", "version")
+SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "version")
 
 BANNER = """lmms-eval: evaluate large multimodal models
 
@@ -20,6 +20,8 @@ commands:
   eval      run an evaluation (also: lmms-eval --model ... --tasks ...)
   tasks     list, inspect and validate tasks
   models    list models and their aliases
+  compare   paired comparison of two runs (lmms-eval compare A B)
+  power     how many questions a comparison of two models needs
   version   print versions
 
 Quick start:  lmms-eval eval --model dummy --tasks demo_qa --limit 8
@@ -45,8 +47,10 @@ def configure_logging(verbosity: str | None = "INFO") -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from lmms_eval.cli import compare as compare_cmd
     from lmms_eval.cli import eval as eval_cmd
     from lmms_eval.cli import models as models_cmd
+    from lmms_eval.cli import power as power_cmd
     from lmms_eval.cli import tasks as tasks_cmd
     from lmms_eval.cli import version as version_cmd
 
@@ -59,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.set_defaults(handler=eval_cmd.run)
     tasks_cmd.add_parser(subparsers)
     models_cmd.add_parser(subparsers)
+    compare_cmd.add_parser(subparsers)
+    power_cmd.add_parser(subparsers)
     version_cmd.add_parser(subparsers)
     return parser
 

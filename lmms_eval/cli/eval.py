@@ -381,6 +381,7 @@ def run_one(cfg: RunConfig) -> int:
         repeats=cfg.repeats,
         reasoning_tags=cfg.reasoning_tags,
         output_path=cfg.output_path,
+        baseline=cfg.baseline,
         cli_args=cfg.model_dump(),
         write_out=cfg.write_out,
     )

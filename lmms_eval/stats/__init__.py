@@ -3,7 +3,8 @@
 * :mod:`~lmms_eval.stats.estimates`: means with analytic and clustered errors, group scores,
   repeated-sampling metrics;
 * :mod:`~lmms_eval.stats.bootstrap`: a vectorised bootstrap for any aggregation;
-* :mod:`~lmms_eval.stats.distributions`: normal and Student-t functions.
+* :mod:`~lmms_eval.stats.distributions`: normal and Student-t functions;
+* :mod:`~lmms_eval.stats.power`: sample size, power and minimum detectable effect of paired comparisons.
 """
 
 from lmms_eval.stats.bootstrap import (
@@ -25,10 +26,19 @@ from lmms_eval.stats.estimates import (
     stability_metrics,
     t_interval,
 )
+from lmms_eval.stats.paired import PairedResult, paired_comparison
+from lmms_eval.stats.power import (
+    achieved_power,
+    minimum_detectable_effect,
+    paired_sd,
+    required_sample_size,
+)
 
 __all__ = [
     "DEFAULT_ALPHA",
     "Estimate",
+    "PairedResult",
+    "achieved_power",
     "bootstrap_estimate",
     "clean_numbers",
     "cluster_bootstrap_estimate",
@@ -36,9 +46,13 @@ __all__ = [
     "clustered_stderr",
     "group_estimate",
     "mean_estimate",
+    "minimum_detectable_effect",
     "norm_cdf",
     "norm_ppf",
+    "paired_comparison",
+    "paired_sd",
     "register_batched",
+    "required_sample_size",
     "resolve_batch",
     "stability_metrics",
     "t_cdf",
