@@ -79,8 +79,8 @@ def estimate_metric(
     point = _number(value)
     if point is None:
         return Estimate(math.nan, n=len(items))
-    is_mean = fn is mean_aggregation or getattr(fn, "__name__", "") == "mean"
-    if is_mean and all(item is None or isinstance(item, (bool, int, float)) for item in items):
+    # only the registered mean: a task's own function named "mean" may use another scale
+    if fn is mean_aggregation and all(item is None or isinstance(item, (bool, int, float)) for item in items):
         return stats.mean_estimate(items)
     return stats.bootstrap_estimate(fn, items, bootstrap_iters, seed=seed, value=point)
 
@@ -150,8 +150,7 @@ def _store_clustered(
     """Cluster-robust error: Miller's eq. 4 for means, a cluster bootstrap for other aggregations."""
     doc_ids = result.sample_doc_ids[key]
     clusters = [result.clusters.get(d, f"__doc_{d}") for d in doc_ids]
-    is_mean = fn is mean_aggregation or getattr(fn, "__name__", "") == "mean"
-    if is_mean:
+    if fn is mean_aggregation:
         numbers = [item_score(v, result.task.config.score_key) for v in items]
         estimate = stats.clustered_mean_estimate(numbers, clusters)
     else:

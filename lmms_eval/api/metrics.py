@@ -31,8 +31,9 @@ from lmms_eval.errors import MissingDependencyError
 
 
 def _numbers(items: Sequence[Any]) -> list[float]:
-    """The items as floats, ``None`` left out."""
-    return [float(x) for x in items if x is not None]
+    """The items as floats; missing values (``None`` and NaN) are left out, as in the error bars."""
+    values = (float(x) for x in items if x is not None)
+    return [v for v in values if not math.isnan(v)]
 
 
 def _safe_exp(x: float) -> float:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from lmms_eval.stats.estimates import DEFAULT_ALPHA, Estimate
+from lmms_eval.stats.estimates import DEFAULT_ALPHA, Estimate, cluster_label
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def cluster_bootstrap_estimate(
     items = list(items)
     groups: dict[str, list[int]] = {}
     for i, cluster in enumerate(clusters):
-        groups.setdefault(repr(cluster), []).append(i)
+        groups.setdefault(cluster_label(cluster), []).append(i)
     members = list(groups.values())
     n_clusters = len(members)
     point = _call(aggregate, items)

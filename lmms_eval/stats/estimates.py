@@ -68,8 +68,26 @@ def mean_estimate(values: Sequence[Any], alpha: float = DEFAULT_ALPHA) -> Estima
     if n < 2:
         return Estimate(value, n=n, method="analytic", details={"dropped": dropped})
     stderr = float(arr.std(ddof=1) / math.sqrt(n))
-    low, high = t_interval(value, stderr, n - 1, alpha)
+    low, high = _within_unit_range(arr, *t_interval(value, stderr, n - 1, alpha))
     return Estimate(value, stderr, low, high, n, "analytic", {"dropped": dropped})
+
+
+def _within_unit_range(values: np.ndarray, low: float, high: float) -> tuple[float, float]:
+    """Clip an interval for a mean of values that all lie in [0, 1] (accuracies) to [0, 1].
+
+    The mean of such scores cannot leave [0, 1], so the clipped interval covers it whenever the
+    normal-theory one does; small samples no longer print bounds like 1.02.
+    """
+    if values.size and values.min() >= 0.0 and values.max() <= 1.0 and not math.isnan(low):
+        return max(low, 0.0), min(high, 1.0)
+    return low, high
+
+
+def cluster_label(cluster: Any) -> str:
+    """A cluster id as a string key (numpy scalars compare equal to the Python numbers they hold)."""
+    if hasattr(cluster, "item") and callable(cluster.item) and getattr(cluster, "ndim", 1) == 0:
+        cluster = cluster.item()
+    return repr(cluster)
 
 
 def clustered_stderr(values: Sequence[float], clusters: Sequence[Hashable]) -> tuple[float, int]:
@@ -83,7 +101,7 @@ def clustered_stderr(values: Sequence[float], clusters: Sequence[Hashable]) -> t
     if arr.size != len(clusters):
         raise ValueError(f"{arr.size} values but {len(clusters)} cluster ids")
     n = arr.size
-    _, codes = np.unique(np.asarray([repr(c) for c in clusters]), return_inverse=True)
+    _, codes = np.unique(np.asarray([cluster_label(c) for c in clusters]), return_inverse=True)
     n_clusters = int(codes.max()) + 1 if n else 0
     if n < 2:
         return math.nan, n_clusters
@@ -111,7 +129,7 @@ def clustered_mean_estimate(
     details = {"dropped": dropped, "n_clusters": n_clusters}
     if n_clusters < 2:
         return Estimate(value, n=len(arr), method="clustered", details=details)
-    low, high = t_interval(value, stderr, n_clusters - 1, alpha)
+    low, high = _within_unit_range(np.asarray(arr), *t_interval(value, stderr, n_clusters - 1, alpha))
     return Estimate(value, stderr, low, high, len(arr), "clustered", details)
 
 
