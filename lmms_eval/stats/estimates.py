@@ -153,7 +153,7 @@ def group_estimate(
     if np.isnan(ses).any():
         return Estimate(value, n=n, method="pooled")
     stderr = float(math.sqrt(np.sum(weights**2 * ses**2)))
-    low, high = t_interval(value, stderr, math.inf, alpha)
+    low, high = _within_unit_range(values, *t_interval(value, stderr, math.inf, alpha))
     return Estimate(value, stderr, low, high, n, "pooled")
 
 
