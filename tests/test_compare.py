@@ -381,3 +381,51 @@ def test_copying_a_run_gives_zero_difference(runs: tuple[Path, Path], tmp_path: 
     report = compare_runs(load_doc_scores(run_a), load_doc_scores(tmp_path / "copy"))
     for c in report.comparisons:
         assert c.result.diff == 0 and c.result.p_value == 1.0 and c.docs.matched == N_DOCS
+
+
+def test_baseline_flag_adds_the_paired_difference_to_a_run(tmp_path: Path) -> None:
+    from lmms_eval.cli import main as cli_main
+
+    base_args = ["--model", "dummy", "--tasks", "demo_qa", "--verbosity", "WARNING"]
+    assert (
+        cli_main(
+            [
+                *base_args,
+                "--model_args",
+                "answer_field=answer,accuracy=0.5",
+                "--output_path",
+                str(tmp_path / "a"),
+                "--log_samples",
+            ]
+        )
+        == 0
+    )
+    assert (
+        cli_main(
+            [
+                *base_args,
+                "--model_args",
+                "answer_field=answer,accuracy=0.8",
+                "--output_path",
+                str(tmp_path / "b"),
+                "--log_samples",
+                "--baseline",
+                str(tmp_path / "a"),
+            ]
+        )
+        == 0
+    )
+    run_b = json.loads(next((tmp_path / "b").rglob("*_results.json")).read_text())["results"]["demo_qa"]
+
+    def scores(folder: Path) -> dict[int, float]:
+        lines = next(folder.rglob("*_samples_demo_qa.jsonl")).read_text().splitlines()
+        return {r["doc_id"]: r["exact_match"] for r in map(json.loads, lines)}
+
+    a, b = scores(tmp_path / "a"), scores(tmp_path / "b")
+    diffs = [b[i] - a[i] for i in sorted(a)]
+    t = sps.ttest_rel([b[i] for i in sorted(a)], [a[i] for i in sorted(a)])
+    assert run_b["exact_match_baseline,none"] == pytest.approx(sum(a.values()) / len(a))
+    assert run_b["exact_match_diff,none"] == pytest.approx(sum(diffs) / len(diffs))
+    assert run_b["exact_match_diff_pvalue,none"] == pytest.approx(t.pvalue, rel=1e-6)
+    assert run_b["exact_match_diff_n,none"] == 120 and run_b["baseline_unmatched"] == 0
+    assert cli_main([*base_args, "--baseline", str(tmp_path / "missing")]) == 1  # fails before the model runs
