@@ -1,0 +1,1 @@
+"""Helpers shared by the transformers backends: processor loading without torchvision, tiny models."""

@@ -1,0 +1,160 @@
+"""Processor loading that works without torchvision.
+
+In transformers 5, the Qwen2-VL / Qwen2.5-VL / Qwen3-VL and SmolVLM processors insist on a video
+processor, and every video processor needs torchvision; without it ``AutoProcessor`` either raises
+or silently returns only the tokenizer. These subclasses drop the video processor (images still use
+the PIL image processors) and are registered with ``AutoProcessor`` so folders saved with them load.
+:func:`load_processor` tries the normal route first and falls back to them with a clear message.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+from typing import Any
+
+from lmms_eval.errors import LmmsEvalError
+
+logger = logging.getLogger(__name__)
+
+_REGISTERED = False
+_SHIMS: dict[str, type] = {}
+
+
+def torchvision_available() -> bool:
+    """Whether torchvision imports (the CUDA wheels crash on CPU torch, so really import it)."""
+    if importlib.util.find_spec("torchvision") is None:
+        return False
+    try:
+        importlib.import_module("torchvision")
+    except Exception:  # a broken install (e.g. 'torchvision::nms does not exist') counts as missing
+        return False
+    return True
+
+
+def _no_video(base: type, extra: dict[str, Any] | None = None, image_seq_len: bool = False) -> type:
+    """A subclass of processor ``base`` whose constructor takes no video processor.
+
+    ``ProcessorMixin`` reads the saved attributes from the constructor's signature, so arguments
+    that must survive a save/load round trip (SmolVLM's ``image_seq_len``) are named explicitly.
+    """
+
+    def __init__(
+        self: Any,
+        image_processor: Any = None,
+        tokenizer: Any = None,
+        chat_template: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.pop("video_processor", None)
+        init: Any = base.__init__
+        init(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
+
+    def __init_seq__(
+        self: Any,
+        image_processor: Any = None,
+        tokenizer: Any = None,
+        image_seq_len: int = 169,
+        chat_template: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.pop("video_processor", None)
+        base.__init__(
+            self,
+            image_processor,
+            tokenizer,
+            None,
+            image_seq_len=image_seq_len,
+            chat_template=chat_template,
+            **kwargs,
+        )
+
+    namespace: dict[str, Any] = {
+        "__init__": __init_seq__ if image_seq_len else __init__,
+        "__module__": __name__,
+    }
+    namespace.update(extra or {})
+    return type(f"{base.__name__}NoVideo", (base,), namespace)
+
+
+def _smolvlm_apply_chat_template(self: Any, *args: Any, **kwargs: Any) -> Any:
+    from transformers.processing_utils import ProcessorMixin
+
+    return ProcessorMixin.apply_chat_template(self, *args, **kwargs)
+
+
+def register_no_video_processors() -> dict[str, type]:
+    """Create and register the no-video processor classes (once); returns them by base name."""
+    global _REGISTERED
+    import transformers
+
+    classes: dict[str, type] = {}
+    pairs = [
+        ("Qwen2VLProcessor", "Qwen2VLConfig", None),
+        ("Qwen2_5_VLProcessor", "Qwen2_5_VLConfig", None),
+        ("Qwen3VLProcessor", "Qwen3VLConfig", None),
+        ("SmolVLMProcessor", "SmolVLMConfig", {"apply_chat_template": _smolvlm_apply_chat_template}),
+    ]
+    for processor_name, config_name, extra in pairs:
+        base = getattr(transformers, processor_name, None)
+        config = getattr(transformers, config_name, None)
+        if base is None or config is None:
+            continue
+        if processor_name in _SHIMS:
+            classes[processor_name] = _SHIMS[processor_name]
+            continue
+        shim = _no_video(base, extra, image_seq_len=processor_name == "SmolVLMProcessor")
+        _SHIMS[processor_name] = shim
+        setattr(transformers, shim.__name__, shim)  # so saved processor_config.json names resolve
+        classes[processor_name] = shim
+        if not _REGISTERED:
+            try:
+                transformers.AutoProcessor.register(config, shim, exist_ok=True)
+            except TypeError:  # older signature without exist_ok
+                transformers.AutoProcessor.register(config, shim)
+    _REGISTERED = True
+    return classes
+
+
+def load_processor(path: str, **kwargs: Any) -> Any:
+    """A full multimodal processor for ``path`` (never just a tokenizer).
+
+    Without torchvision, the no-video processors are used for the families that need them.
+    """
+    import transformers
+    from transformers.processing_utils import ProcessorMixin
+
+    shims = register_no_video_processors()
+    error: Exception | None = None
+    try:
+        processor = transformers.AutoProcessor.from_pretrained(path, **kwargs)
+        if isinstance(processor, ProcessorMixin):
+            return processor
+    except Exception as exc:  # retried below with the no-video processors
+        error = exc
+    config = transformers.AutoConfig.from_pretrained(
+        path, trust_remote_code=kwargs.get("trust_remote_code", False)
+    )
+    wanted = _processor_class_for(config)
+    if wanted in shims:
+        processor = shims[wanted].from_pretrained(path, **kwargs)
+        if not torchvision_available():
+            logger.info("torchvision is not installed: %s loaded without video support", wanted)
+        return processor
+    hint = "" if torchvision_available() else " torchvision is not installed, which some processors need."
+    raise LmmsEvalError(
+        f"could not build a multimodal processor for '{path}'"
+        + (f": {type(error).__name__}: {error}" if error else " (AutoProcessor returned only a tokenizer)")
+        + f".{hint}"
+    )
+
+
+def _processor_class_for(config: Any) -> str:
+    names = {
+        "qwen2_vl": "Qwen2VLProcessor",
+        "qwen2_5_vl": "Qwen2_5_VLProcessor",
+        "qwen3_vl": "Qwen3VLProcessor",
+        "smolvlm": "SmolVLMProcessor",
+    }
+    return names.get(getattr(config, "model_type", ""), "")
