@@ -60,7 +60,8 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, image_seq_len: bo
         **kwargs: Any,
     ) -> None:
         kwargs.pop("video_processor", None)
-        base.__init__(
+        init: Any = base.__init__
+        init(
             self,
             image_processor,
             tokenizer,
