@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lmms_eval import aggregation, inference, postprocess
+from lmms_eval import aggregation, inference, postprocess, throughput
 from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.model import lmms
 from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config
@@ -325,6 +325,7 @@ def evaluate(
         "n-samples": {},
         "task_hashes": {},
         "timings": {},
+        "throughput": {},
     }
     sink = writer.write_sample if writer is not None else None
     scores: dict[str, dict[str, Any]] = {}
@@ -337,6 +338,9 @@ def evaluate(
         }
         timings = inference.run_requests(lm, requests, show_progress=show_progress)
         results["timings"][task.task_name] = {k: round(v, 4) for k, v in timings.items()}
+        results["throughput"][task.task_name] = throughput.summarize(
+            task.task_name, requests, sum(timings.values())
+        )
         postprocess.apply_filters(task, requests, reasoning_tags)
         task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
         task_results[task.task_name] = task_result

@@ -95,11 +95,17 @@ class Instance:
 def unwrap_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
     """Split a model output into ``(value, token_counts_dict)``.
 
-    Accepts ``str``, :class:`GenerationResult`, ``(str, dict)`` tuples and loglikelihood tuples.
+    Accepts ``str``, :class:`GenerationResult`, ``(str, dict)`` tuples and loglikelihood tuples. The
+    dict of a :class:`GenerationResult` also carries its timing (``latency_s``,
+    ``time_to_first_token_s``) when the model measured it.
     """
     if isinstance(output, GenerationResult):
-        counts = output.token_counts.to_dict() if output.token_counts else None
-        return output.text, counts
+        counts: dict[str, Any] = output.token_counts.to_dict() if output.token_counts else {}
+        if output.latency_s is not None:
+            counts["latency_s"] = output.latency_s
+        if output.time_to_first_token_s is not None:
+            counts["time_to_first_token_s"] = output.time_to_first_token_s
+        return output.text, counts or None
     if (
         isinstance(output, tuple)
         and len(output) == 2

@@ -1,0 +1,63 @@
+"""Throughput of a task's inference: latency, time to first token, time per output token, speed.
+
+Built from what models report per response (:class:`~lmms_eval.api.instance.GenerationResult`:
+token counts, latency, time to first token) and the wall time of the inference stage.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from lmms_eval.api.instance import Instance
+
+logger = logging.getLogger(__name__)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def summarize(task_name: str, requests: Sequence[Instance], wall_seconds: float) -> dict[str, Any]:
+    """Throughput figures of one task (``None`` where the model reported nothing to compute them)."""
+    records = [c for r in requests for c in r.token_counts if c]
+    output_tokens = [float(c["output_tokens"]) for c in records if c.get("output_tokens") is not None]
+    input_tokens = [float(c["input_tokens"]) for c in records if c.get("input_tokens") is not None]
+    latencies = [float(c["latency_s"]) for c in records if c.get("latency_s") is not None]
+    ttfts = [float(c["time_to_first_token_s"]) for c in records if c.get("time_to_first_token_s") is not None]
+    per_token = [
+        (float(c["latency_s"]) - float(c["time_to_first_token_s"])) / (float(c["output_tokens"]) - 1)
+        for c in records
+        if c.get("latency_s") is not None
+        and c.get("time_to_first_token_s") is not None
+        and (c.get("output_tokens") or 0) > 1
+    ]
+    total_out = math.fsum(output_tokens)
+    summary = {
+        "responses": sum(len(r.resps) for r in requests),
+        "inference_seconds": round(wall_seconds, 6),
+        "output_tokens_total": int(total_out) if output_tokens else None,
+        "output_tokens_mean": _mean(output_tokens),
+        "input_tokens_mean": _mean(input_tokens),
+        "e2e_latency_s_mean": _mean(latencies),
+        "time_to_first_token_s_mean": _mean(ttfts),
+        "time_per_output_token_s_mean": _mean(per_token),
+        "output_tokens_per_second": total_out / wall_seconds if output_tokens and wall_seconds > 0 else None,
+    }
+    if latencies or output_tokens:
+        logger.info(
+            "%s throughput: E2E %s s, TTFT %s s, TPOT %s s, %s tokens/s, %s output tokens",
+            task_name,
+            _fmt(summary["e2e_latency_s_mean"]),
+            _fmt(summary["time_to_first_token_s_mean"]),
+            _fmt(summary["time_per_output_token_s_mean"]),
+            _fmt(summary["output_tokens_per_second"]),
+            summary["output_tokens_total"],
+        )
+    return summary
+
+
+def _fmt(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
