@@ -37,6 +37,7 @@ class TaskResult:
     repeat_scores: dict[MetricKey, list[list[Any]]] = field(default_factory=dict)
     clusters: dict[int, Hashable] = field(default_factory=dict)
     n_effective: int = 0
+    failed: dict[int, list[str]] = field(default_factory=dict)  # doc id -> errors (not scored)
     estimates: dict[MetricKey, Estimate] = field(default_factory=dict)
 
     @property
@@ -115,6 +116,8 @@ def aggregate_task(result: TaskResult, bootstrap_iters: int, seed: int = 1234) -
             for name, number in stats.stability_metrics(rows).items():
                 scores[f"{metric}_{name},{filter_key}"] = number
     scores["samples"] = result.n_effective
+    if result.failed:
+        scores["failed"] = len(result.failed)
     return scores
 
 

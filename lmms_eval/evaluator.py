@@ -165,6 +165,7 @@ def simple_evaluate(
     show_progress: bool | None = None,
     write_out: bool = False,
     baseline: str | None = None,
+    max_tokens: int | None = None,
     cli_args: Mapping[str, Any] | None = None,
     **unused: Any,
 ) -> dict[str, Any]:
@@ -232,6 +233,7 @@ def simple_evaluate(
         "predict_only": predict_only,
         "reasoning_tags": tags,
         "baseline": baseline,
+        "max_tokens": max_tokens,
         "resolved_cli_args": dict(cli_args or {}),
     }
     header = _results_header(model_info, model_args_dict, settings, system_instruction, started)
@@ -250,6 +252,7 @@ def simple_evaluate(
             seed=random_seed if random_seed is not None else 1234,
             write_out=write_out,
             baseline=baseline_scores,
+            max_tokens=max_tokens,
         )
     finally:
         if writer is not None:
@@ -307,6 +310,7 @@ def evaluate(
     seed: int = 1234,
     write_out: bool = False,
     baseline: Any = None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores.
 
@@ -326,7 +330,10 @@ def evaluate(
         "task_hashes": {},
         "timings": {},
         "throughput": {},
+        "usage": {"by_task": {}},
+        "failures": {},
     }
+    budget = inference.TokenBudget(max_tokens)
     sink = writer.write_sample if writer is not None else None
     scores: dict[str, dict[str, Any]] = {}
     task_results: dict[str, aggregation.TaskResult] = {}
@@ -336,7 +343,7 @@ def evaluate(
             "original": len(task.eval_docs),
             "effective": len({r.doc_id for r in requests}),
         }
-        timings = inference.run_requests(lm, requests, show_progress=show_progress)
+        timings = inference.run_requests(lm, requests, show_progress=show_progress, budget=budget)
         results["timings"][task.task_name] = {k: round(v, 4) for k, v in timings.items()}
         results["throughput"][task.task_name] = throughput.summarize(
             task.task_name, requests, sum(timings.values())
@@ -344,6 +351,10 @@ def evaluate(
         postprocess.apply_filters(task, requests, reasoning_tags)
         task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
         task_results[task.task_name] = task_result
+        results["usage"]["by_task"][task.task_name] = throughput.usage(requests)
+        if task_result.failed:
+            results["n-samples"][task.task_name]["failed"] = len(task_result.failed)
+            results["failures"][task.task_name] = throughput.failure_summary(task_result.failed)
         scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed)
         if baseline is not None:
             scores[task.task_name].update(_against_baseline(task_result, baseline))
@@ -358,7 +369,10 @@ def evaluate(
     results["group_subtasks"] = group_subtasks
     for name, node in _all_groups(task_dict).items():
         results["versions"][name] = node.VERSION
-    results["status"] = "completed"
+    results["usage"]["total"] = throughput.total_usage(results["usage"]["by_task"].values())
+    results["usage"]["budget_total_tokens"] = max_tokens
+    results["usage"]["budget_exceeded"] = budget.exhausted
+    results["status"] = "completed_with_failures" if results["failures"] else "completed"
     return results
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from lmms_eval.api.instance import Instance, unwrap_generation_output
+from lmms_eval.api.instance import Instance, RequestFailure, unwrap_generation_output
 from lmms_eval.api.model import lmms
 
 logger = logging.getLogger(__name__)
@@ -27,18 +27,36 @@ def default_model_call(lm: lmms) -> ModelCall:
     return call
 
 
+class TokenBudget:
+    """A total-token budget (``--max_tokens``) shared by all tasks of a run."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def add(self, counts: dict[str, Any] | None) -> None:
+        if counts:
+            self.used += int(counts.get("input_tokens") or 0) + int(counts.get("output_tokens") or 0)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.used >= self.limit
+
+
 def run_requests(
     lm: lmms,
     requests: Sequence[Instance],
     model_call: ModelCall | None = None,
     chunk_size: int | None = None,
     show_progress: bool | None = None,
+    budget: TokenBudget | None = None,
 ) -> dict[str, float]:
     """Fill ``resps`` and ``token_counts`` of every request; returns seconds spent per request type.
 
     Each request is sent ``repeats`` times (consecutively). Requests go to the model in chunks so the
     progress bar moves and a crash loses at most one chunk; models see chunks in request order and
-    must answer in that order.
+    must answer in that order. A :class:`RequestFailure` answer is recorded in ``failures``; once the
+    token ``budget`` is spent, the remaining requests are not sent and fail with that reason.
     """
     call = model_call or default_model_call(lm)
     by_type: dict[str, list[Instance]] = defaultdict(list)
@@ -57,15 +75,23 @@ def run_requests(
         with tqdm(total=len(expanded), desc=request_type, unit="req", disable=disable, leave=False) as bar:
             for begin in range(0, len(expanded), size):
                 chunk = expanded[begin : begin + size]
-                outputs = call(request_type, chunk)
+                if budget is not None and budget.exhausted:
+                    outputs = [RequestFailure(f"token budget of {budget.limit} exhausted", 0) for _ in chunk]
+                else:
+                    outputs = call(request_type, chunk)
                 if len(outputs) != len(chunk):
                     raise RuntimeError(
                         f"model {type(lm).__name__}.{request_type} returned {len(outputs)} results for {len(chunk)} requests"
                     )
                 for request, output in zip(chunk, outputs):
                     value, counts = unwrap_generation_output(output)
+                    if isinstance(value, RequestFailure):
+                        request.failures.append(str(value))
+                        value = None
                     request.resps.append(value)
                     request.token_counts.append(counts)
+                    if budget is not None:
+                        budget.add(counts)
                 bar.update(len(chunk))
         timings[request_type] = time.perf_counter() - started
         logger.info("%s: %d requests in %.2f s", request_type, len(expanded), timings[request_type])

@@ -39,8 +39,11 @@ def apply_filters(
 ) -> None:
     """Strip reasoning blocks (if enabled) and run every filter ensemble of the task.
 
-    Filters receive, for each instance, the doc that instance belongs to.
+    Filters receive, for each instance, the doc that instance belongs to. Instances of documents
+    with a failed request are left out: those documents are not scored.
     """
+    failed = failed_doc_ids(requests)
+    requests = [r for r in requests if r.doc_id not in failed]
     tags = reasoning_tags
     if task.config.reasoning_tags is not None:
         from lmms_eval.api.reasoning import parse_reasoning_tags_config
@@ -72,6 +75,11 @@ def apply_filters(
                 request.repeat_filtered_resps[ensemble.name] = [values[i] for values in per_repeat]
 
 
+def failed_doc_ids(requests: Sequence[Instance]) -> set[int]:
+    """Documents with at least one failed request (never scored)."""
+    return {r.doc_id for r in requests if r.failures}
+
+
 def score_task(
     task: ConfigurableTask,
     requests: Sequence[Instance],
@@ -82,8 +90,17 @@ def score_task(
     """Call ``process_results`` per doc and filter key; collect metric values and sample records."""
     result = TaskResult(task)
     docs = task.scoring_docs
-    by_doc = group_by_doc(requests)
+    failed = failed_doc_ids(requests)
+    by_doc = group_by_doc([r for r in requests if r.doc_id not in failed])
     result.n_effective = len(by_doc)
+    result.failed = {
+        doc_id: [f for r in reqs for f in r.failures]
+        for doc_id, reqs in group_by_doc(requests).items()
+        if doc_id in failed
+    }
+    if log_samples and sink is not None:
+        for doc_id, errors in result.failed.items():
+            sink(task.task_name, failure_record(task, doc_id, docs[doc_id], errors))
     cluster_key = task.config.cluster_key
     metric_names = [cfg.name for cfg in task.metric_configs]
     disable = None if show_progress is None else not show_progress
@@ -137,6 +154,11 @@ def _score_repeats(
             rows[name].append(single.get(name))
     for name, row in rows.items():
         result.repeat_scores.setdefault((name, key), []).append(row)
+
+
+def failure_record(task: ConfigurableTask, doc_id: int, doc: Any, errors: list[str]) -> dict[str, Any]:
+    """The samples-file line of a document whose request failed: recorded, not scored."""
+    return {"doc_id": doc_id, "doc_hash": doc_hash(doc), "failed": True, "errors": errors, "filter": None}
 
 
 def doc_hash(doc: Any) -> str:

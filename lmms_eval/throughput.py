@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from lmms_eval.api.instance import Instance
@@ -37,7 +37,7 @@ def summarize(task_name: str, requests: Sequence[Instance], wall_seconds: float)
     total_out = math.fsum(output_tokens)
     summary = {
         "responses": sum(len(r.resps) for r in requests),
-        "inference_seconds": round(wall_seconds, 6),
+        "inference_seconds": wall_seconds,
         "output_tokens_total": int(total_out) if output_tokens else None,
         "output_tokens_mean": _mean(output_tokens),
         "input_tokens_mean": _mean(input_tokens),
@@ -61,3 +61,33 @@ def summarize(task_name: str, requests: Sequence[Instance], wall_seconds: float)
 
 def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:.4g}"
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens")
+
+
+def usage(requests: Sequence[Instance]) -> dict[str, int]:
+    """Token usage of one task's responses (what the models reported)."""
+    records = [c for r in requests for c in r.token_counts if c]
+    totals = {name: int(math.fsum(float(c.get(name) or 0) for c in records)) for name in USAGE_FIELDS}
+    totals["total_tokens"] = totals["input_tokens"] + totals["output_tokens"]
+    totals["n_api_calls"] = len(records)
+    return totals
+
+
+def total_usage(per_task: Iterable[dict[str, int]]) -> dict[str, int]:
+    out: dict[str, int] = dict.fromkeys((*USAGE_FIELDS, "total_tokens", "n_api_calls"), 0)
+    for entry in per_task:
+        for key in out:
+            out[key] += int(entry.get(key, 0))
+    return out
+
+
+def failure_summary(failed: dict[int, list[str]], examples: int = 5) -> dict[str, Any]:
+    """How many documents of a task failed, with the first few errors."""
+    shown = sorted(failed.items())[:examples]
+    return {
+        "docs": len(failed),
+        "doc_ids": sorted(failed)[:50],
+        "examples": [{"doc_id": d, "errors": e[:2]} for d, e in shown],
+    }

@@ -37,6 +37,24 @@ class GenerationResult:
     time_to_first_token_s: float | None = None
 
 
+@dataclass(frozen=True)
+class RequestFailure:
+    """A request that still failed after the model's own retries.
+
+    Models return it in place of an answer. The evaluator records it in the samples file, leaves
+    the document out of scoring, counts it in the results and makes the run exit non-zero, so a
+    failure is never scored as if it were the model's answer.
+    """
+
+    error: str
+    attempts: int = 1
+    retryable: bool = True
+    token_counts: TokenCounts | None = None
+
+    def __str__(self) -> str:
+        return f"request failed after {self.attempts} attempt(s): {self.error}"
+
+
 @dataclass
 class Instance:
     """One request to a model.
@@ -67,6 +85,7 @@ class Instance:
     # with repeats > 1: each filter's output for each response on its own (for stability metrics)
     repeat_filtered_resps: dict[str, list[Any]] = field(default_factory=dict)
     token_counts: list[dict[str, Any] | None] = field(default_factory=list)
+    # errors of responses that failed (RequestFailure); a doc with any failure is not scored
     failures: list[str] = field(default_factory=list)
 
     task_name: str = field(init=False, default="")
@@ -99,6 +118,8 @@ def unwrap_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
     dict of a :class:`GenerationResult` also carries its timing (``latency_s``,
     ``time_to_first_token_s``) when the model measured it.
     """
+    if isinstance(output, RequestFailure):
+        return output, output.token_counts.to_dict() if output.token_counts else None
     if isinstance(output, GenerationResult):
         counts: dict[str, Any] = output.token_counts.to_dict() if output.token_counts else {}
         if output.latency_s is not None:

@@ -174,6 +174,19 @@ FLAGS: list[Flag] = [
     ),
     Flag(("--verbosity",), "INFO", "log level: DEBUG, INFO, WARNING or ERROR", metavar="LEVEL"),
     Flag(
+        ("--max_tokens",),
+        None,
+        "total token budget; once spent, remaining requests fail instead of running",
+        type=int,
+        metavar="N",
+    ),
+    Flag(
+        ("--allow_failures",),
+        False,
+        "exit 0 even when some requests failed (they are still listed and not scored)",
+        action="store_true",
+    ),
+    Flag(
         ("--baseline",),
         None,
         "compare with an earlier run, doc by doc (a results folder, results JSON or samples JSONL)",
@@ -382,6 +395,7 @@ def run_one(cfg: RunConfig) -> int:
         reasoning_tags=cfg.reasoning_tags,
         output_path=cfg.output_path,
         baseline=cfg.baseline,
+        max_tokens=cfg.max_tokens,
         cli_args=cfg.model_dump(),
         write_out=cfg.write_out,
     )
@@ -396,4 +410,24 @@ def run_one(cfg: RunConfig) -> int:
         print(json.dumps(results.get("configs", {}), indent=2, default=str))
     if "output_files" in results:
         print(f"\nResults: {results['output_files']['results']}", file=sys.stderr)
-    return 0
+    return _report_failures(results, cfg.allow_failures)
+
+
+def _report_failures(results: dict[str, Any], allowed: bool) -> int:
+    """List failed requests on stderr; exit status 3 unless --allow_failures."""
+    failures = results.get("failures") or {}
+    if not failures:
+        return 0
+    total = sum(entry["docs"] for entry in failures.values())
+    print(f"\n{total} document(s) had failed requests and were not scored:", file=sys.stderr)
+    for task, entry in failures.items():
+        first = entry["examples"][0]
+        print(
+            f"  {task}: {entry['docs']} (e.g. doc {first['doc_id']}: {first['errors'][0]})", file=sys.stderr
+        )
+    if results.get("usage", {}).get("budget_exceeded"):
+        print("  the --max_tokens budget was exhausted", file=sys.stderr)
+    if allowed:
+        return 0
+    print("Rerun to retry them, or pass --allow_failures to accept a partial run.", file=sys.stderr)
+    return 3

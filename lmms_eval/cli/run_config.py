@@ -38,6 +38,8 @@ class RunConfig(BaseModel):
     show_config: bool = False
     write_out: bool = False
     verbosity: str = "INFO"
+    max_tokens: int | None = None
+    allow_failures: bool = False
     baseline: str | None = None
     power_analysis: bool = False
     effect_size: float = 0.03
