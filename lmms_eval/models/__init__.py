@@ -32,15 +32,33 @@ logger = logging.getLogger(__name__)
 AVAILABLE_SIMPLE_MODELS: dict[str, str] = {
     "dummy": "DummySimple",
     "from_log": "FromLog",
+    "llava_hf": "LlavaHf",
+    "qwen2_vl": "Qwen2_VL",
+    "qwen2_5_vl": "Qwen2_5_VL",
+    "qwen3_vl": "Qwen3_VL",
 }
 
 AVAILABLE_CHAT_TEMPLATE_MODELS: dict[str, str] = {
     "dummy": "DummyChat",
+    "huggingface": "Huggingface",
+    "idefics3": "Idefics3",
+    "internvl_hf": "InternVLHf",
+    "llava_hf": "LlavaHf",
+    "qwen2_vl": "Qwen2_VL",
+    "qwen2_5_vl": "Qwen2_5_VL",
+    "qwen3_vl": "Qwen3_VL",
+    "smolvlm": "SmolVLM",
 }
 
 MODEL_ALIASES: dict[str, tuple[str, ...]] = {
     "dummy": ("dummy_video_reader", "mock"),
     "from_log": ("replay",),
+    "huggingface": ("hf", "transformers"),
+    "llava_hf": ("llava_hf_chat",),
+    "qwen2_vl": ("qwen2_vl_chat",),
+    "qwen2_5_vl": ("qwen2_5_vl_chat",),
+    "qwen3_vl": ("qwen3_vl_chat",),
+    "smolvlm": ("smolvlm2",),
 }
 
 MODEL_REGISTRY_V2 = ModelRegistryV2()

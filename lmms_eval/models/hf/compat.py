@@ -33,11 +33,12 @@ def torchvision_available() -> bool:
     return True
 
 
-def _no_video(base: type, extra: dict[str, Any] | None = None, image_seq_len: bool = False) -> type:
+def _no_video(base: type, extra: dict[str, Any] | None = None, seq_arg: str | None = None) -> type:
     """A subclass of processor ``base`` whose constructor takes no video processor.
 
     ``ProcessorMixin`` reads the saved attributes from the constructor's signature, so arguments
-    that must survive a save/load round trip (SmolVLM's ``image_seq_len``) are named explicitly.
+    that must survive a save/load round trip (SmolVLM's ``image_seq_len``, InternVL's
+    ``image_seq_length``) are named explicitly.
     """
 
     def __init__(
@@ -51,7 +52,7 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, image_seq_len: bo
         init: Any = base.__init__
         init(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
 
-    def __init_seq__(
+    def __init_seq_len__(  # SmolVLM
         self: Any,
         image_processor: Any = None,
         tokenizer: Any = None,
@@ -59,22 +60,20 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, image_seq_len: bo
         chat_template: Any = None,
         **kwargs: Any,
     ) -> None:
-        kwargs.pop("video_processor", None)
-        init: Any = base.__init__
-        init(
-            self,
-            image_processor,
-            tokenizer,
-            None,
-            image_seq_len=image_seq_len,
-            chat_template=chat_template,
-            **kwargs,
-        )
+        __init__(self, image_processor, tokenizer, chat_template, image_seq_len=image_seq_len, **kwargs)
 
-    namespace: dict[str, Any] = {
-        "__init__": __init_seq__ if image_seq_len else __init__,
-        "__module__": __name__,
-    }
+    def __init_seq_length__(  # InternVL
+        self: Any,
+        image_processor: Any = None,
+        tokenizer: Any = None,
+        image_seq_length: int = 256,
+        chat_template: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        __init__(self, image_processor, tokenizer, chat_template, image_seq_length=image_seq_length, **kwargs)
+
+    inits = {None: __init__, "image_seq_len": __init_seq_len__, "image_seq_length": __init_seq_length__}
+    namespace: dict[str, Any] = {"__init__": inits[seq_arg], "__module__": __name__}
     namespace.update(extra or {})
     return type(f"{base.__name__}NoVideo", (base,), namespace)
 
@@ -96,6 +95,7 @@ def register_no_video_processors() -> dict[str, type]:
         ("Qwen2_5_VLProcessor", "Qwen2_5_VLConfig", None),
         ("Qwen3VLProcessor", "Qwen3VLConfig", None),
         ("SmolVLMProcessor", "SmolVLMConfig", {"apply_chat_template": _smolvlm_apply_chat_template}),
+        ("InternVLProcessor", "InternVLConfig", None),
     ]
     for processor_name, config_name, extra in pairs:
         base = getattr(transformers, processor_name, None)
@@ -105,7 +105,10 @@ def register_no_video_processors() -> dict[str, type]:
         if processor_name in _SHIMS:
             classes[processor_name] = _SHIMS[processor_name]
             continue
-        shim = _no_video(base, extra, image_seq_len=processor_name == "SmolVLMProcessor")
+        seq_arg = {"SmolVLMProcessor": "image_seq_len", "InternVLProcessor": "image_seq_length"}.get(
+            processor_name
+        )
+        shim = _no_video(base, extra, seq_arg)
         _SHIMS[processor_name] = shim
         setattr(transformers, shim.__name__, shim)  # so saved processor_config.json names resolve
         classes[processor_name] = shim
@@ -157,5 +160,6 @@ def _processor_class_for(config: Any) -> str:
         "qwen2_5_vl": "Qwen2_5_VLProcessor",
         "qwen3_vl": "Qwen3VLProcessor",
         "smolvlm": "SmolVLMProcessor",
+        "internvl": "InternVLProcessor",
     }
     return names.get(getattr(config, "model_type", ""), "")

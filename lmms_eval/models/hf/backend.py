@@ -1,0 +1,802 @@
+"""The shared engine of the transformers backends (``huggingface`` and the named families).
+
+One class, :class:`HFVisionLanguageModel`, loads a checkpoint with :func:`load_processor` (works
+without torchvision) and ``AutoModelForImageTextToText`` and answers all three request types for
+both request layouts (chat: ``doc_to_messages``; simple: context string + ``doc_to_visual``). The
+chat and simple classes in ``lmms_eval.models.chat`` / ``lmms_eval.models.simple`` only set
+``is_simple`` and a default checkpoint.
+
+Generation (``generate_until``)
+    Requests are grouped by identical ``gen_kwargs`` (and by whether they carry images), sorted by
+    prompt length (longest first), run in left-padded batches of ``batch_size`` and returned in
+    input order. ``until`` stop strings stop a row early (``stop_strings`` of ``generate``) and the
+    decoded text is cut at the first one. ``temperature`` 0 (or unset) is greedy decoding;
+    ``temperature > 0`` samples unless ``do_sample`` is false; ``top_p``, ``num_beams`` and
+    ``max_new_tokens`` (default :data:`DEFAULT_MAX_NEW_TOKENS`) are passed on. Each result is a
+    :class:`GenerationResult` whose ``latency_s`` is the wall time of its batch (encoding,
+    generation, decoding), ``time_to_first_token_s`` the time from the batch start until the first
+    new token's scores exist, ``input_tokens`` the row's non-padding prompt tokens (image tokens
+    included) and ``output_tokens`` the tokens generated before EOS or padding.
+
+Loglikelihood
+    The context is the chat template applied with ``add_generation_prompt=True`` to the chat
+    messages (or to the simple context with its visuals); the continuation is appended to that text
+    as the start of the assistant's answer. The context length is measured with the processor
+    (image tokens expand), the context ids must be a prefix of the context+continuation ids, and
+    requests run in right-padded batches. Returns ``(sum of continuation log-probs, is_greedy)``.
+
+Multi-round generation
+    Chat: round 0 uses ``doc_to_messages(doc)``; round ``i > 0`` calls
+    ``doc_to_messages(doc, round_idx=i, previous_output=[outputs so far])`` and appends the returned
+    messages after the model's previous answer (the conversation accumulates). Rounds stop when
+    the function returns ``None``, does not accept those arguments, returns the same messages as the
+    round before, or after ``gen_kwargs['max_rounds']`` (default :data:`DEFAULT_MAX_ROUNDS`) rounds.
+    The result is the last round's text, with token counts and latency summed over rounds. Simple
+    requests fall back to one :meth:`generate_until` round.
+
+Media
+    Images may be PIL images, paths, bytes, arrays or ``{"bytes"|"path": ...}`` dicts. A video is a
+    list of frames (PIL images or paths) or a folder of frame images; ``max_num_frames`` frames are
+    sampled evenly and given to the model as consecutive images (no video decoding library is
+    needed, and no family uses its native video path here). Audio is not supported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import io
+import json
+import logging
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
+from lmms_eval.api.model import lmms, resolve_continuation
+from lmms_eval.errors import LmmsEvalError, ModelArgsError
+from lmms_eval.models.simple.dummy import apply_stop_strings
+from lmms_eval.protocol import ChatMessages
+
+logger = logging.getLogger(__name__)
+
+DEMO_NAME = "demo"
+DEMO_FOLDER = Path(__file__).resolve().parents[2] / "demo" / "tiny_vlm"
+DEFAULT_MAX_NEW_TOKENS = 256
+DEFAULT_MAX_ROUNDS = 5
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+IMAGE_PLACEHOLDER = "<image>"
+# gen_kwargs keys the engine understands; others are logged once and ignored
+GEN_KWARGS = ("until", "max_new_tokens", "temperature", "top_p", "do_sample", "num_beams", "max_rounds")
+
+
+# -- argument helpers --------------------------------------------------------------------------------
+
+
+def resolve_pretrained(pretrained: str | None, default: str | None, model: str) -> str:
+    """The checkpoint to load: ``pretrained``, else the class default; ``demo`` is the bundled model."""
+    value = pretrained or default
+    if not value:
+        raise ModelArgsError(
+            f"model '{model}' needs a checkpoint: pass --model_args pretrained=<hub id or local folder>"
+        )
+    if value == DEMO_NAME:
+        if not (DEMO_FOLDER / "config.json").is_file():
+            raise ModelArgsError(
+                f"pretrained=demo: the bundled demo checkpoint is missing ({DEMO_FOLDER} has no "
+                "config.json); reinstall lmms_eval or pass pretrained=<folder>"
+            )
+        return str(DEMO_FOLDER)
+    return value
+
+
+def resolve_device(device: str | None) -> str:
+    """``device``, else ``cuda`` when torch sees a GPU, else ``cpu``."""
+    if device:
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(torch_dtype: str | None) -> Any:
+    """``"auto"`` or a ``torch.dtype`` for ``from_pretrained(dtype=...)``."""
+    name = str(torch_dtype or "auto").removeprefix("torch.")
+    if name not in DTYPES:
+        raise ModelArgsError(f"torch_dtype={torch_dtype!r} is not supported; use one of {', '.join(DTYPES)}")
+    if name == "auto":
+        return "auto"
+    import torch
+
+    return getattr(torch, name)
+
+
+def parse_batch_size(batch_size: int | str | None) -> int:
+    """A positive batch size; ``auto`` (no automatic search here) means 1."""
+    if batch_size is None:
+        return 1
+    text = str(batch_size).strip().lower()
+    if text.startswith("auto"):
+        logger.info("batch_size=%s: automatic batch size search is not supported; using 1", batch_size)
+        return 1
+    try:
+        value = int(text)
+    except ValueError:
+        raise ModelArgsError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}") from None
+    if value < 1:
+        raise ModelArgsError(f"batch_size must be a positive integer, got {batch_size!r}")
+    return value
+
+
+def read_text_or_file(value: str | None) -> str | None:
+    """``value`` itself, or the contents of the file it names."""
+    if value and os.path.isfile(value):
+        return Path(value).read_text(encoding="utf-8")
+    return value
+
+
+# -- media -------------------------------------------------------------------------------------------
+
+
+def load_image(source: Any) -> Any:
+    """An RGB PIL image from a PIL image, a path, bytes, an array or a ``{"bytes"|"path"}`` dict."""
+    from PIL import Image
+
+    if isinstance(source, dict):
+        source = source.get("bytes") or source.get("path") or source.get("url")
+    if isinstance(source, Image.Image):
+        image = source
+    elif isinstance(source, (bytes, bytearray)):
+        image = Image.open(io.BytesIO(bytes(source)))
+    elif isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if path.startswith(("http://", "https://")):
+            raise LmmsEvalError(f"image URLs are not fetched by the transformers backend: {path}")
+        if not os.path.isfile(path):
+            raise LmmsEvalError(f"image file not found: {path}")
+        image = Image.open(path)
+    elif hasattr(source, "__array__"):
+        import numpy as np
+
+        image = Image.fromarray(np.asarray(source))
+    else:
+        raise LmmsEvalError(f"cannot read a {type(source).__name__} as an image")
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def sample_frame_indices(total: int, count: int | None) -> list[int]:
+    """``count`` indices spread evenly over ``range(total)`` (all of them when ``total <= count``)."""
+    if count is None or count <= 0 or total <= count:
+        return list(range(total))
+    if count == 1:
+        return [total // 2]
+    return [round(i * (total - 1) / (count - 1)) for i in range(count)]
+
+
+def load_video_frames(source: Any, max_num_frames: int | None) -> list[Any]:
+    """At most ``max_num_frames`` evenly sampled RGB frames of a frame list or a frame folder."""
+    if isinstance(source, dict):
+        source = source.get("frames") or source.get("path") or source.get("url")
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_dir():
+            raise LmmsEvalError(
+                f"video '{path}': the transformers backend reads videos given as a list of frames or a "
+                "folder of frame images; decode the file into frames first"
+            )
+        frames: list[Any] = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not frames:
+            raise LmmsEvalError(f"video folder '{path}' holds no frame images ({', '.join(IMAGE_SUFFIXES)})")
+    elif isinstance(source, (list, tuple)):
+        frames = list(source)
+    else:
+        raise LmmsEvalError(
+            f"cannot read a {type(source).__name__} as a video; give a list of frames or a folder"
+        )
+    return [load_image(frames[i]) for i in sample_frame_indices(len(frames), max_num_frames)]
+
+
+def _is_video(visual: Any) -> bool:
+    """Whether a ``doc_to_visual`` item is a video (a frame list or a folder) rather than an image."""
+    if isinstance(visual, (list, tuple)):
+        return True
+    if isinstance(visual, (str, os.PathLike)):
+        path = Path(visual)
+        return path.is_dir() or (path.suffix.lower() not in IMAGE_SUFFIXES and path.suffix != "")
+    return False
+
+
+# -- request preparation -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """The generation options of one request, normalised from its ``gen_kwargs``."""
+
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    do_sample: bool = False
+    temperature: float | None = None
+    top_p: float | None = None
+    num_beams: int = 1
+    until: tuple[str, ...] = ()
+
+    @classmethod
+    def from_gen_kwargs(cls, gen_kwargs: dict[str, Any] | None) -> GenerationSettings:
+        kwargs = dict(gen_kwargs or {})
+        until = kwargs.get("until") or ()
+        stops = tuple(s for s in ([until] if isinstance(until, str) else until) if s)
+        temperature = kwargs.get("temperature")
+        temperature = None if temperature is None else float(temperature)
+        do_sample = kwargs.get("do_sample")
+        sample = bool(temperature) if do_sample is None else bool(do_sample) and temperature != 0.0
+        top_p = kwargs.get("top_p")
+        return cls(
+            max_new_tokens=int(kwargs.get("max_new_tokens") or DEFAULT_MAX_NEW_TOKENS),
+            do_sample=sample,
+            temperature=temperature if sample else None,
+            top_p=None if top_p is None or not sample else float(top_p),
+            num_beams=int(kwargs.get("num_beams") or 1),
+            until=stops,
+        )
+
+
+@dataclass
+class Prompt:
+    """A rendered prompt: the text (with one placeholder per image) and its images, in order."""
+
+    text: str
+    images: list[Any] = field(default_factory=list)
+
+
+class FirstTokenTimer:
+    """A logits processor that records when ``generate`` first scores a new token."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.first is None:
+            self.first = time.perf_counter()
+        return scores
+
+
+@contextlib.contextmanager
+def _padding_side(tokenizer: Any, side: str) -> Iterator[None]:
+    previous = tokenizer.padding_side
+    tokenizer.padding_side = side
+    try:
+        yield
+    finally:
+        tokenizer.padding_side = previous
+
+
+def _rounds_ignored(exc: TypeError) -> bool:
+    text = str(exc)
+    return "unexpected keyword argument" in text and ("round_idx" in text or "previous_output" in text)
+
+
+# -- the engine ---------------------------------------------------------------------------------------
+
+
+class HFVisionLanguageModel(lmms):
+    """A transformers image-text-to-text checkpoint behind the lmms interface (see the module doc).
+
+    Subclasses set ``is_simple``, ``default_pretrained`` (used when ``pretrained`` is not given)
+    and ``model_types`` (the ``config.model_type`` values the family expects; another one is
+    loaded anyway, with a warning).
+    """
+
+    is_simple = False
+    default_pretrained: ClassVar[str | None] = None
+    model_types: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        pretrained: str | None = None,
+        device: str | None = None,
+        device_map: str | None = None,
+        torch_dtype: str | None = "auto",
+        attn_implementation: str | None = None,
+        max_pixels: int | None = None,
+        min_pixels: int | None = None,
+        max_num_frames: int = 32,
+        trust_remote_code: bool = False,
+        batch_size: int | str = 1,
+        system_prompt: str | None = None,
+        chat_template: str | None = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.pretrained = resolve_pretrained(pretrained, self.default_pretrained, name)
+        self.batch_size_per_gpu = parse_batch_size(batch_size)
+        self.max_num_frames = int(max_num_frames)
+        self.system_prompt = self._resolve_system_prompt(system_prompt)
+        self._device = resolve_device(device)
+        self.processor = self._load_processor(trust_remote_code, chat_template, max_pixels, min_pixels)
+        self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
+        self.model: Any = self._load_model(device_map, torch_dtype, attn_implementation, trust_remote_code)
+        self._warned_kwargs: set[str] = set()
+        if not self.is_simple and not self.chat_template:
+            raise LmmsEvalError(
+                f"{name}: checkpoint '{self.pretrained}' has no chat template; pass chat_template=<file or "
+                "Jinja text> in --model_args, or use a simple model"
+            )
+        logger.info(
+            "%s: loaded %s (%s) on %s, dtype %s, batch size %d",
+            name,
+            self.pretrained,
+            type(self.model).__name__,
+            self.device,
+            self.model.dtype,
+            self.batch_size_per_gpu,
+        )
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    def _load_processor(
+        self,
+        trust_remote_code: bool,
+        chat_template: str | None,
+        max_pixels: int | None,
+        min_pixels: int | None,
+    ) -> Any:
+        from lmms_eval.models.hf.compat import load_processor
+
+        processor = load_processor(self.pretrained, trust_remote_code=bool(trust_remote_code))
+        override = read_text_or_file(chat_template)
+        if override:
+            processor.chat_template = override
+        elif not getattr(processor, "chat_template", None):
+            tokenizer_template = getattr(getattr(processor, "tokenizer", None), "chat_template", None)
+            if isinstance(tokenizer_template, str):
+                processor.chat_template = tokenizer_template
+        if max_pixels is not None or min_pixels is not None:
+            self._set_pixel_budget(processor, max_pixels, min_pixels)
+        return processor
+
+    @staticmethod
+    def _set_pixel_budget(processor: Any, max_pixels: int | None, min_pixels: int | None) -> None:
+        """Pass ``max_pixels`` / ``min_pixels`` to an image processor that resizes by pixel count."""
+        image_processor = getattr(processor, "image_processor", None)
+        valid = getattr(getattr(image_processor, "valid_kwargs", None), "__annotations__", {})
+        if image_processor is None or "max_pixels" not in valid:
+            logger.warning(
+                "max_pixels/min_pixels ignored: %s does not resize by pixel count",
+                type(image_processor).__name__,
+            )
+            return
+        size = image_processor.size
+        shortest = (
+            getattr(size, "shortest_edge", None) if not isinstance(size, dict) else size.get("shortest_edge")
+        )
+        longest = (
+            getattr(size, "longest_edge", None) if not isinstance(size, dict) else size.get("longest_edge")
+        )
+        image_processor.size = {
+            "shortest_edge": int(min_pixels) if min_pixels is not None else shortest,
+            "longest_edge": int(max_pixels) if max_pixels is not None else longest,
+        }
+
+    def _load_model(
+        self,
+        device_map: str | None,
+        torch_dtype: str | None,
+        attn_implementation: str | None,
+        trust_remote_code: bool,
+    ) -> Any:
+        from transformers import AutoConfig, AutoModelForImageTextToText
+
+        config = AutoConfig.from_pretrained(self.pretrained, trust_remote_code=bool(trust_remote_code))
+        model_type = str(getattr(config, "model_type", ""))
+        if self.model_types and model_type not in self.model_types:
+            logger.warning(
+                "%s expects a %s checkpoint, but '%s' is '%s'; loading it anyway",
+                type(self).__name__,
+                " / ".join(self.model_types),
+                self.pretrained,
+                model_type,
+            )
+        kwargs: dict[str, Any] = {
+            "dtype": resolve_dtype(torch_dtype),
+            "trust_remote_code": bool(trust_remote_code),
+        }
+        if attn_implementation:
+            kwargs["attn_implementation"] = attn_implementation
+        if device_map:
+            kwargs["device_map"] = device_map
+        auto_class: Any = AutoModelForImageTextToText
+        model = auto_class.from_pretrained(self.pretrained, **kwargs)
+        if not device_map:
+            model = model.to(self._device)
+        return model.eval()
+
+    # -- properties -------------------------------------------------------------------------------
+
+    @property
+    def device(self) -> Any:
+        """Where inputs go (the model's first device under a ``device_map``)."""
+        return self.model.device
+
+    @property
+    def chat_template(self) -> str | None:
+        template = getattr(self.processor, "chat_template", None)
+        return template if isinstance(template, str) else None
+
+    @property
+    def image_token(self) -> str:
+        """The processor's image placeholder (used without a chat template)."""
+        return str(getattr(self.processor, "image_token", None) or IMAGE_PLACEHOLDER)
+
+    # -- prompts ----------------------------------------------------------------------------------
+
+    def _convert_messages(self, messages: ChatMessages) -> tuple[list[dict[str, Any]], list[Any]]:
+        """HF chat messages with bare image parts, and the images (video frames expanded) in order."""
+        images: list[Any] = []
+        converted: list[dict[str, Any]] = []
+        for message in messages.to_hf_messages():
+            parts: list[dict[str, Any]] = []
+            for part in message["content"]:
+                kind = part["type"]
+                if kind == "text":
+                    parts.append({"type": "text", "text": part["text"]})
+                elif kind == "image":
+                    images.append(load_image(part["image"]))
+                    parts.append({"type": "image"})
+                elif kind == "video":
+                    frames = load_video_frames(part["video"], self.max_num_frames)
+                    images.extend(frames)
+                    parts.extend({"type": "image"} for _ in frames)
+                else:
+                    raise LmmsEvalError(f"{type(self).__name__}: audio inputs are not supported")
+            converted.append({"role": message["role"], "content": parts})
+        return self._apply_system_prompt(converted, self.system_prompt), images
+
+    def _render(self, messages: list[dict[str, Any]], images: list[Any]) -> Prompt:
+        """The prompt for generation: the chat template with the generation prompt, or plain text."""
+        if self.chat_template:
+            text = self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return Prompt(str(text), images)
+        pieces: list[str] = []
+        for message in messages:
+            for part in message["content"]:
+                pieces.append(part["text"] if part["type"] == "text" else self.image_token)
+        return Prompt("".join(pieces), images)
+
+    def _simple_messages(self, context: str, visuals: Sequence[Any]) -> list[dict[str, Any]]:
+        """A user message from a simple context: ``<image>`` placeholders are filled in order,
+        remaining visuals (and all videos) go first."""
+        media: list[dict[str, Any]] = []
+        for visual in visuals:
+            media.append(
+                {"type": "video", "url": visual} if _is_video(visual) else {"type": "image", "url": visual}
+            )
+        pieces = context.split(IMAGE_PLACEHOLDER)
+        images = [m for m in media if m["type"] == "image"]
+        slots = min(len(pieces) - 1, len(images))
+        leading = [m for m in media if m["type"] == "video"] + images[: len(images) - slots]
+        inline = images[len(images) - slots :]
+        content: list[dict[str, Any]] = list(leading)
+        for i, piece in enumerate(pieces):
+            if piece:
+                content.append({"type": "text", "text": piece})
+            if i < len(inline):
+                content.append(inline[i])
+        return [{"role": "user", "content": content}]
+
+    def _prompt_for(self, request: Instance, doc: Any) -> Prompt:
+        """The generation prompt of a ``generate_until`` or ``loglikelihood`` request."""
+        first: Any = request.args[0]
+        raw: Any
+        if callable(first):
+            raw = first(doc)
+        else:
+            visual_fn: Any = request.args[2] if len(request.args) > 2 else None
+            produced: Any = visual_fn(doc) if callable(visual_fn) else None
+            visuals = list(produced or [])
+            raw = self._simple_messages(str(first), visuals)
+        messages, images = self._convert_messages(ChatMessages.from_raw(raw))
+        return self._render(messages, images)
+
+    # -- encoding ---------------------------------------------------------------------------------
+
+    def _encode(self, texts: list[str], images: list[list[Any]], side: str) -> Any:
+        """Processor outputs for a batch (padded on ``side``), on the model's device and dtype."""
+        kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True}
+        if any(images):
+            kwargs["images"] = images
+        with _padding_side(self.tokenizer, side):
+            batch = self.processor(**kwargs)
+        return batch.to(self.device).to(self.model.dtype)
+
+    def _length_key(self, prompt: Prompt) -> int:
+        return len(self.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]) + 64 * len(
+            prompt.images
+        )
+
+    def _batches(self, keys: dict[int, Any], lengths: dict[int, int]) -> Iterator[list[int]]:
+        """Indices grouped by key, longest first within a group, in chunks of ``batch_size``."""
+        groups: dict[Any, list[int]] = defaultdict(list)
+        for index, key in keys.items():
+            groups[key].append(index)
+        for members in groups.values():
+            members.sort(key=lambda i: (-lengths[i], i))
+            for begin in range(0, len(members), self.batch_size_per_gpu):
+                yield members[begin : begin + self.batch_size_per_gpu]
+
+    # -- generation -------------------------------------------------------------------------------
+
+    def _settings(self, gen_kwargs: Any) -> GenerationSettings:
+        kwargs = gen_kwargs if isinstance(gen_kwargs, dict) else {}
+        unknown = sorted(set(kwargs) - set(GEN_KWARGS) - self._warned_kwargs)
+        if unknown:
+            self._warned_kwargs.update(unknown)
+            logger.warning("%s ignores generation arguments: %s", type(self).__name__, ", ".join(unknown))
+        return GenerationSettings.from_gen_kwargs(kwargs)
+
+    def _generation_config(self, settings: GenerationSettings) -> Any:
+        config = copy.deepcopy(self.model.generation_config)
+        config.max_new_tokens = settings.max_new_tokens
+        config.num_beams = settings.num_beams
+        config.do_sample = settings.do_sample
+        if settings.do_sample:
+            if settings.temperature is not None:
+                config.temperature = settings.temperature
+            if settings.top_p is not None:
+                config.top_p = settings.top_p
+        else:
+            config.temperature = None
+            config.top_p = None
+            config.top_k = None
+        if config.pad_token_id is None:
+            pad = self.tokenizer.pad_token_id
+            config.pad_token_id = pad if pad is not None else self.tokenizer.eos_token_id
+        return config
+
+    def _stop_ids(self, config: Any) -> set[int]:
+        eos = config.eos_token_id
+        ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        if config.pad_token_id is not None:
+            ids.add(int(config.pad_token_id))
+        return ids
+
+    def generate_prompts(
+        self, prompts: Sequence[Prompt], settings: Sequence[GenerationSettings]
+    ) -> list[GenerationResult]:
+        """Generate for rendered prompts (batched as described in the module doc), in input order."""
+        results: list[GenerationResult | None] = [None] * len(prompts)
+        keys = {i: (settings[i], bool(p.images)) for i, p in enumerate(prompts)}
+        lengths = {i: self._length_key(p) for i, p in enumerate(prompts)}
+        for batch in self._batches(keys, lengths):
+            outputs = self._generate_batch([prompts[i] for i in batch], settings[batch[0]])
+            for index, output in zip(batch, outputs):
+                results[index] = output
+        return [r for r in results if r is not None]
+
+    def _generate_batch(self, prompts: list[Prompt], settings: GenerationSettings) -> list[GenerationResult]:
+        import torch
+        from transformers import LogitsProcessorList
+
+        started = time.perf_counter()
+        timer = FirstTokenTimer()
+        inputs = self._encode([p.text for p in prompts], [p.images for p in prompts], "left")
+        config = self._generation_config(settings)
+        extra: dict[str, Any] = {}
+        if settings.until:  # rows stop early; the decoded text is cut below as well
+            config.stop_strings = list(settings.until)
+            extra["tokenizer"] = self.tokenizer
+        with torch.inference_mode():
+            output = self.model.generate(
+                **inputs, generation_config=config, logits_processor=LogitsProcessorList([timer]), **extra
+            )
+        prompt_width = inputs["input_ids"].shape[1]
+        stop_ids = self._stop_ids(config)
+        rows: list[tuple[str, int, int]] = []
+        for i, row in enumerate(output[:, prompt_width:].tolist()):
+            count = next((k for k, token in enumerate(row) if token in stop_ids), len(row))
+            text = self.tokenizer.decode(row[:count], skip_special_tokens=True)
+            rows.append(
+                (apply_stop_strings(text, settings.until), int(inputs["attention_mask"][i].sum()), count)
+            )
+        latency = time.perf_counter() - started
+        first = None if timer.first is None else timer.first - started
+        return [
+            GenerationResult(
+                text=text,
+                token_counts=TokenCounts(input_tokens=n_in, output_tokens=n_out),
+                latency_s=latency,
+                time_to_first_token_s=first,
+            )
+            for text, n_in, n_out in rows
+        ]
+
+    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
+        prompts: list[Prompt] = []
+        settings: list[GenerationSettings] = []
+        for request in requests:
+            prompts.append(self._prompt_for(request, self.get_doc(request)))
+            settings.append(self._settings(request.args[1]))
+        return list(self.generate_prompts(prompts, settings))
+
+    # -- multi-round ------------------------------------------------------------------------------
+
+    def generate_until_multi_round(self, requests: list[Instance]) -> list[str | GenerationResult]:
+        if any(not callable(r.args[0]) for r in requests):
+            return self.generate_until([self._as_single_round(r) for r in requests])
+        states = [_Dialogue(request, self.get_doc(request)) for request in requests]
+        for state in states:
+            state.settings = self._settings(state.request.args[1])
+            state.add_round(state.request.args[0](state.doc))
+        round_idx = 0
+        while True:
+            active = [s for s in states if not s.done]
+            if not active:
+                break
+            prompts = []
+            for state in active:
+                messages, images = self._convert_messages(ChatMessages.from_raw(state.conversation))
+                prompts.append(self._render(messages, images))
+            outputs = self.generate_prompts(prompts, [s.settings for s in active])
+            round_idx += 1
+            for state, output in zip(active, outputs):
+                state.record(output)
+                if round_idx >= state.max_rounds:
+                    state.done = True
+                    continue
+                state.add_round(self._next_round(state, round_idx))
+        return [state.result() for state in states]
+
+    @staticmethod
+    def _as_single_round(request: Instance) -> Instance:
+        context, gen_kwargs, visual_fn, _text_fn, doc_id, task, split = request.args
+        return Instance(
+            "generate_until",
+            (context, gen_kwargs, visual_fn, doc_id, task, split),
+            request.idx,
+            request.metadata,
+        )
+
+    @staticmethod
+    def _next_round(state: _Dialogue, round_idx: int) -> Any:
+        try:
+            return state.request.args[0](state.doc, round_idx=round_idx, previous_output=list(state.outputs))
+        except TypeError as exc:
+            if _rounds_ignored(exc):
+                return None
+            raise
+
+    # -- loglikelihood ----------------------------------------------------------------------------
+
+    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        contexts: list[Prompt] = []
+        continuations: list[str] = []
+        for request in requests:
+            doc = self.get_doc(request)
+            contexts.append(self._prompt_for(request, doc))
+            continuations.append(resolve_continuation(request.args[1], doc))
+        keys = {i: bool(p.images) for i, p in enumerate(contexts)}
+        lengths = {
+            i: self._length_key(Prompt(p.text + c, p.images))
+            for i, (p, c) in enumerate(zip(contexts, continuations))
+        }
+        results: list[tuple[float, bool]] = [(0.0, True)] * len(requests)
+        for batch in self._batches(keys, lengths):
+            scores = self._loglikelihood_batch(
+                [contexts[i] for i in batch], [continuations[i] for i in batch]
+            )
+            for index, score in zip(batch, scores):
+                results[index] = score
+        return results
+
+    def _loglikelihood_batch(
+        self, contexts: list[Prompt], continuations: list[str]
+    ) -> list[tuple[float, bool]]:
+        import torch
+
+        images = [p.images for p in contexts]
+        context_inputs = self._encode([p.text for p in contexts], images, "right")
+        full_inputs = self._encode([p.text + c for p, c in zip(contexts, continuations)], images, "right")
+        with torch.inference_mode():
+            logits = self.model(**full_inputs).logits
+        context_lengths = context_inputs["attention_mask"].sum(dim=1).tolist()
+        full_lengths = full_inputs["attention_mask"].sum(dim=1).tolist()
+        scores: list[tuple[float, bool]] = []
+        for i, (n_ctx, n_full) in enumerate(zip(context_lengths, full_lengths)):
+            context_ids = context_inputs["input_ids"][i, :n_ctx]
+            full_ids = full_inputs["input_ids"][i, :n_full]
+            if n_full < n_ctx or not torch.equal(full_ids[:n_ctx], context_ids):
+                raise LmmsEvalError(
+                    f"{type(self).__name__}: the tokens of the context are not a prefix of the tokens of "
+                    f"context + continuation (continuation {continuations[i]!r}); the tokenizer merges "
+                    "across the boundary, so the continuation's log-likelihood is not well defined"
+                )
+            if n_full == n_ctx:
+                scores.append((0.0, True))
+                continue
+            log_probs = torch.log_softmax(logits[i, n_ctx - 1 : n_full - 1].float(), dim=-1)
+            targets = full_ids[n_ctx:]
+            total = log_probs.gather(-1, targets.unsqueeze(-1)).sum()
+            greedy = bool(torch.equal(log_probs.argmax(dim=-1), targets))
+            scores.append((float(total), greedy))
+        return scores
+
+
+class _Dialogue:
+    """The state of one multi-round request."""
+
+    def __init__(self, request: Instance, doc: Any) -> None:
+        self.request = request
+        self.doc = doc
+        self.settings = GenerationSettings()
+        gen_kwargs = request.args[1] if isinstance(request.args[1], dict) else {}
+        self.max_rounds = max(1, int(gen_kwargs.get("max_rounds") or DEFAULT_MAX_ROUNDS))
+        self.conversation: list[dict[str, Any]] = []
+        self.last_round: list[dict[str, Any]] | None = None
+        self.outputs: list[str] = []
+        self.results: list[GenerationResult] = []
+        self.done = False
+
+    def add_round(self, raw: Any) -> None:
+        """Append a round's messages, or finish when there are none or they repeat the last round."""
+        if raw is None:
+            self.done = True
+            return
+        messages = [m.model_dump() for m in ChatMessages.from_raw(raw).messages]
+        if self.last_round is not None and _same_messages(messages, self.last_round):
+            self.done = True
+            return
+        self.last_round = messages
+        self.conversation.extend(messages)
+
+    def record(self, output: GenerationResult) -> None:
+        self.outputs.append(output.text)
+        self.results.append(output)
+        self.conversation.append({"role": "assistant", "content": [{"type": "text", "text": output.text}]})
+
+    def result(self) -> GenerationResult:
+        if not self.results:
+            return GenerationResult(text="")
+        counts = [r.token_counts for r in self.results if r.token_counts is not None]
+        return GenerationResult(
+            text=self.results[-1].text,
+            token_counts=TokenCounts(
+                input_tokens=sum(c.input_tokens or 0 for c in counts),
+                output_tokens=sum(c.output_tokens or 0 for c in counts),
+            ),
+            latency_s=sum(r.latency_s or 0.0 for r in self.results),
+            time_to_first_token_s=self.results[0].time_to_first_token_s,
+        )
+
+
+def _same_messages(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+    """Equal messages, comparing images by their pixels."""
+
+    def fingerprint(value: Any) -> str:
+        if hasattr(value, "tobytes"):
+            return f"{type(value).__name__}:{hashlib.sha1(value.tobytes()).hexdigest()}"
+        return f"{type(value).__name__}:{value!r}"
+
+    def key(messages: list[dict[str, Any]]) -> str:
+        return json.dumps(messages, default=fingerprint, sort_keys=True)
+
+    return key(a) == key(b)
+
+
+__all__ = [
+    "DEFAULT_MAX_NEW_TOKENS",
+    "DEFAULT_MAX_ROUNDS",
+    "DEMO_FOLDER",
+    "FirstTokenTimer",
+    "GenerationSettings",
+    "HFVisionLanguageModel",
+    "Prompt",
+    "load_image",
+    "load_video_frames",
+    "resolve_pretrained",
+    "sample_frame_indices",
+]

@@ -1,0 +1,17 @@
+"""Simple (legacy) variant of ``qwen2_5_vl``: a context string with ``<image>`` placeholders and ``doc_to_visual``.
+
+The visuals fill the ``<image>`` placeholders in order (visuals without a placeholder, and
+videos, go before the text); the resulting user message goes through the checkpoint's chat
+template, or is used as plain text with the processor's image token when there is none. Same
+arguments as the chat variant (:mod:`lmms_eval.models.chat.qwen2_5_vl`).
+"""
+
+from __future__ import annotations
+
+from lmms_eval.models.chat.qwen2_5_vl import Qwen2_5_VL as _ChatQwen2_5_VL
+
+
+class Qwen2_5_VL(_ChatQwen2_5_VL):
+    """Qwen2.5-VL simple model."""
+
+    is_simple = True
