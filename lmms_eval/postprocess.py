@@ -106,12 +106,19 @@ def score_task(
     disable = None if show_progress is None else not show_progress
     for ensemble in task.filters:
         key = ensemble.name
-        for doc_id, doc_requests in tqdm(
-            by_doc.items(), desc=f"scoring {task.task_name}", unit="doc", disable=disable, leave=False
+        doc_ids = list(by_doc)
+        filtered_all = [[r.filtered_resps[key] for r in by_doc[d]] for d in doc_ids]
+        all_metrics = task.score_docs([docs[d] for d in doc_ids], filtered_all)
+        for doc_id, filtered, metrics in tqdm(
+            zip(doc_ids, filtered_all, all_metrics),
+            total=len(doc_ids),
+            desc=f"scoring {task.task_name}",
+            unit="doc",
+            disable=disable,
+            leave=False,
         ):
+            doc_requests = by_doc[doc_id]
             doc = docs[doc_id]
-            filtered = [r.filtered_resps[key] for r in doc_requests]
-            metrics = task.process_results(doc, filtered)
             names = metric_names or list(metrics)
             for name in names:
                 if name in metrics:

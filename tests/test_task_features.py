@@ -309,3 +309,30 @@ def test_nested_groups_and_model_specific_target_kwargs(write_files, tmp_path: P
     assert leaf.doc_to_target(leaf.eval_docs[0]) == "A (alpha)"
     leaf.set_model_names("dummy")
     assert leaf.doc_to_target(leaf.eval_docs[0]) == "A"
+
+
+def test_process_results_batch_scores_a_whole_task_in_one_call(write_files, tmp_path: Path) -> None:
+    utils = (
+        "CALLS = []\n"
+        "def judge_all(docs, results):\n"
+        "    CALLS.append(len(docs))\n"
+        "    return [{'judged': float(r[0].strip() == d['answer'])} for d, r in zip(docs, results)]\n"
+    )
+    yaml_text = BASE.replace("metric_list:\n  - metric: exact_match\n", "") + (
+        "task: batched\ndoc_to_text: question\nprocess_results_batch: !function utils.judge_all\n"
+        "metric_list:\n  - metric: judged\n    aggregation: mean\n"
+    )
+    root = write_files(
+        {"b/data.jsonl": DATA, "b/utils.py": utils, "b/batched.yaml": yaml_text}, tmp_path / "b"
+    )
+    manager = TaskManager(include_path=str(root), include_defaults=False)
+    results = run(manager, ["batched"], model_args="answer_field=answer,accuracy=0.5")
+    task = manager.load_task_or_group(["batched"])["batched"]
+    import sys
+
+    module = sys.modules[task.config.process_results_batch.__module__]
+    assert module.CALLS[-1] == 10  # one call for all ten docs
+    from lmms_eval.models.simple.dummy import _unit_hash
+
+    expected = sum(_unit_hash(0, "batched", i) < 0.5 for i in range(10)) / 10
+    assert results["results"]["batched"]["judged,none"] == pytest.approx(expected)

@@ -10,7 +10,7 @@ import copy
 import logging
 import os
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property, partial
 from typing import Any
 
@@ -394,7 +394,7 @@ class ConfigurableTask:
             return [MetricConfig(metric="bypass", aggregation="bypass", higher_is_better=None)]
         if self.config.metric_list is not None:
             return list(self.config.metric_list)
-        if self.config.process_results is not None:
+        if self.config.process_results is not None or self.config.process_results_batch is not None:
             return []  # every key process_results returns, aggregated with mean
         return [MetricConfig(metric=name) for name in DEFAULT_METRIC_REGISTRY[self.config.output_type]]
 
@@ -412,6 +412,20 @@ class ConfigurableTask:
         from lmms_eval.api.scoring import builtin_process_results
 
         return builtin_process_results(self, doc, results)
+
+    def score_docs(self, docs: list[Any], results: list[list[Any]]) -> Iterator[dict[str, Any]]:
+        """Per-doc metric values, in order: from one call of the task's ``process_results_batch``
+        (e.g. one concurrent batch of LLM-judge requests), else lazily from ``process_results``."""
+        batch_fn = self.config.process_results_batch
+        if batch_fn is None or self.predict_only:
+            return (self.process_results(doc, result) for doc, result in zip(docs, results))
+        out = batch_fn(docs, results)
+        if not isinstance(out, list) or len(out) != len(docs) or not all(isinstance(m, dict) for m in out):
+            raise ConfigError(
+                f"task '{self.task_name}': process_results_batch must return one dict per doc ({len(docs)}), "
+                f"got {type(out).__name__}"
+            )
+        return iter(out)
 
     def aggregation(self) -> dict[str, Callable[..., Any]]:
         out: dict[str, Callable[..., Any]] = {}

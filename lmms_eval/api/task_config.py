@@ -134,6 +134,9 @@ class TaskConfig(YamlConfig):
     generation_kwargs: dict[str, Any] | None = None
     repeats: int = Field(default=1, ge=1)
     process_results: Fn | None = None
+    # scores every doc of a task in one call: fn(docs, results) -> list of metric dicts (for
+    # batched LLM judging); takes precedence over process_results
+    process_results_batch: Fn | None = None
     metric_list: list[MetricConfig] | None = None
     filter_list: list[FilterConfig] | None = None
     should_decontaminate: bool = False
