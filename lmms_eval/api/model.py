@@ -8,10 +8,10 @@ import inspect
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from lmms_eval.api.instance import GenerationResult, Instance
+from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.errors import ModelArgsError, did_you_mean
 from lmms_eval.utils import parse_arg_string
 
@@ -56,7 +56,7 @@ class lmms(abc.ABC):
     # -- request methods -----------------------------------------------------------------------
 
     @abc.abstractmethod
-    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
+    def generate_until(self, requests: list[Instance]) -> Sequence[str | GenerationResult | RequestFailure]:
         """Generate text for each request; ``gen_kwargs['until']`` lists stop strings."""
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
@@ -66,7 +66,9 @@ class lmms(abc.ABC):
             "loglikelihood or multiple_choice tasks"
         )
 
-    def generate_until_multi_round(self, requests: list[Instance]) -> list[str | GenerationResult]:
+    def generate_until_multi_round(
+        self, requests: list[Instance]
+    ) -> Sequence[str | GenerationResult | RequestFailure]:
         """Multi-turn generation; the model drives rounds through ``doc_to_messages``."""
         raise NotImplementedError(
             f"model '{type(self).__name__}' does not implement generate_until_multi_round"

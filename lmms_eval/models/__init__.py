@@ -39,26 +39,34 @@ AVAILABLE_SIMPLE_MODELS: dict[str, str] = {
 }
 
 AVAILABLE_CHAT_TEMPLATE_MODELS: dict[str, str] = {
+    "async_openai": "AsyncOpenAIChat",
     "dummy": "DummyChat",
     "huggingface": "Huggingface",
     "idefics3": "Idefics3",
     "internvl_hf": "InternVLHf",
     "llava_hf": "LlavaHf",
+    "openai": "OpenAICompatible",
     "qwen2_vl": "Qwen2_VL",
     "qwen2_5_vl": "Qwen2_5_VL",
     "qwen3_vl": "Qwen3_VL",
+    "sglang": "SGLang",
     "smolvlm": "SmolVLM",
+    "vllm": "VLLM",
 }
 
 MODEL_ALIASES: dict[str, tuple[str, ...]] = {
+    "async_openai": ("async_openai_compatible_chat", "async_openai_compatible"),
     "dummy": ("dummy_video_reader", "mock"),
     "from_log": ("replay",),
     "huggingface": ("hf", "transformers"),
     "llava_hf": ("llava_hf_chat",),
+    "openai": ("openai_compatible", "openai_compatible_chat"),
     "qwen2_vl": ("qwen2_vl_chat",),
     "qwen2_5_vl": ("qwen2_5_vl_chat",),
     "qwen3_vl": ("qwen3_vl_chat",),
+    "sglang": ("sglang_runtime",),
     "smolvlm": ("smolvlm2",),
+    "vllm": ("vllm_chat",),
 }
 
 MODEL_REGISTRY_V2 = ModelRegistryV2()

@@ -1,0 +1,39 @@
+"""Building blocks of API-backed models and judges.
+
+* :mod:`lmms_eval.models.api.http`: :class:`ChatCompletionClient`, the shared client of
+  OpenAI-compatible chat-completions APIs (sync and asyncio, retries with jittered backoff,
+  ``Retry-After``), :class:`ChatCompletion` and :class:`RequestFailedError`. Needs ``httpx``
+  (``pip install 'lmms_eval[api]'``).
+* :mod:`lmms_eval.models.api.concurrency`: :class:`AdaptiveConcurrency`, an AIMD limit on requests
+  in flight that falls under rate limiting and recovers when the server is healthy.
+
+Importing this package imports neither httpx nor the backends; the client names below are loaded
+on first access.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from lmms_eval.models.api.concurrency import AdaptiveConcurrency, ConcurrencyStats
+
+if TYPE_CHECKING:
+    from lmms_eval.models.api.http import ChatCompletion, ChatCompletionClient, RequestFailedError
+
+_FROM_HTTP = ("ChatCompletion", "ChatCompletionClient", "RequestFailedError")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_HTTP:
+        return getattr(import_module("lmms_eval.models.api.http"), name)
+    raise AttributeError(f"module 'lmms_eval.models.api' has no attribute {name!r}")
+
+
+__all__ = [
+    "AdaptiveConcurrency",
+    "ChatCompletion",
+    "ChatCompletionClient",
+    "ConcurrencyStats",
+    "RequestFailedError",
+]

@@ -1,0 +1,289 @@
+"""``openai``: chat models behind an OpenAI-compatible chat-completions API, called from threads.
+
+Also registered as ``openai_compatible`` and ``openai_compatible_chat``; :mod:`.async_openai` is
+the asyncio variant with the same arguments. Model args:
+
+* ``model`` (aliases ``model_version``, ``pretrained``): the API model name (required);
+* ``base_url`` (default ``OPENAI_API_BASE``, then the OpenAI API), ``api_key`` (default
+  ``OPENAI_API_KEY``), ``timeout`` (seconds per attempt, 60);
+* ``max_retries`` (5 retries after the first attempt), ``retry_backoff_s`` (1.0, the base of the
+  jittered exponential backoff), ``max_backoff_s`` (60);
+* ``num_concurrent`` (32, the most requests in flight), ``adaptive_concurrency`` (true: lower the
+  limit under HTTP 429 and raise it again when healthy; see
+  :mod:`lmms_eval.models.api.concurrency`);
+* ``max_frames_num`` (10 frames sampled evenly from a video given as a list of frames or a folder
+  of frame images), ``pass_video_url`` (send videos as a ``video_url`` instead);
+* ``system_prompt`` (text or a path to a text file; not added when the messages already start
+  with a system message), ``max_new_tokens`` (1024, when the task sets none),
+  ``reasoning`` (true/false; default: detected from the model name);
+* ``batch_size`` and ``device`` are accepted for command-line compatibility; ``device`` is unused.
+
+Generation kwargs map to the API as ``max_new_tokens`` -> ``max_tokens``, ``temperature``
+(0 unless the task samples), ``top_p``, ``seed``, ``presence_penalty``, ``frequency_penalty`` and
+``until`` -> ``stop`` (the first 4). Reasoning models (names containing o1, o3, o4 or gpt-5)
+get ``max_completion_tokens`` instead and no ``temperature``, ``top_p`` or ``stop``. ``n`` must
+be 1. ``until`` is also applied to the returned text.
+
+Each answer is a :class:`~lmms_eval.api.instance.GenerationResult` with the usage the API reported
+(reasoning tokens from ``completion_tokens_details``) and the latency of the successful attempt.
+A request that still fails after its retries, or fails with a non-retryable status, is returned as
+a :class:`~lmms_eval.api.instance.RequestFailure`: recorded, never scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
+from lmms_eval.api.model import lmms
+from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
+from lmms_eval.models.api.concurrency import AdaptiveConcurrency
+from lmms_eval.models.api.http import ChatCompletion, ChatCompletionClient, RequestFailedError
+from lmms_eval.models.simple.dummy import apply_stop_strings
+from lmms_eval.protocol import ChatMessages
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_NEW_TOKENS = 1024
+MAX_STOP_SEQUENCES = 4  # the OpenAI API accepts at most 4
+FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
+# gen_kwargs understood here; others are logged once and not sent
+GEN_KWARGS = frozenset(
+    {
+        "until",
+        "max_new_tokens",
+        "temperature",
+        "top_p",
+        "seed",
+        "n",
+        "do_sample",
+        "presence_penalty",
+        "frequency_penalty",
+    }
+)
+_REASONING_NAME = re.compile(r"(?:^|[^a-z0-9])o[134](?:$|[^0-9])|gpt-5", re.IGNORECASE)
+
+Answer = GenerationResult | RequestFailure
+
+
+def is_reasoning_model(name: str) -> bool:
+    """Whether ``name`` is an OpenAI reasoning model (o1, o3, o4, gpt-5 families)."""
+    return _REASONING_NAME.search(name) is not None
+
+
+def stop_strings(until: Any) -> list[str]:
+    """``until`` as a list of non-empty stop strings."""
+    items = [until] if isinstance(until, str) else list(until or [])
+    return [str(s) for s in items if s]
+
+
+def sample_video_frames(source: Any, max_frames: int | None) -> list[Any]:
+    """At most ``max_frames`` evenly spread frames of a frame list or a folder of frame images."""
+    if isinstance(source, dict):
+        source = source.get("frames") or source.get("path") or source.get("url")
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        frames: list[Any] = sorted(
+            (str(p) for p in Path(source).iterdir() if p.suffix.lower() in FRAME_SUFFIXES),
+            key=_natural_key,
+        )
+        if not frames:
+            raise LmmsEvalError(
+                f"video folder '{source}' holds no frame images ({', '.join(FRAME_SUFFIXES)})"
+            )
+    elif isinstance(source, (list, tuple)):
+        frames = list(source)
+    else:
+        raise LmmsEvalError(
+            f"video {str(source)[:200]!r}: the openai backends send a video as frames (a list of images "
+            "or a folder of frame images), or as a URL with pass_video_url=True"
+        )
+    total = len(frames)
+    if not max_frames or max_frames <= 0 or total <= max_frames:
+        return frames
+    return [frames[int((i + 0.5) * total / max_frames)] for i in range(max_frames)]
+
+
+def _natural_key(name: str) -> list[Any]:
+    """``frame_2`` sorts before ``frame_10``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def _parse_batch_size(batch_size: int | str | None) -> int:
+    if isinstance(batch_size, int):
+        return max(1, batch_size)
+    text = str(batch_size or "1").split(":")[0].strip()
+    return max(1, int(text)) if text.isdigit() else 1
+
+
+class OpenAICompatible(lmms):
+    """OpenAI-compatible chat backend (thread pool); see the module docstring for its arguments."""
+
+    is_simple = False
+
+    def __init__(
+        self,
+        model: str | None = None,
+        model_version: str | None = None,
+        pretrained: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        retry_backoff_s: float = 1.0,
+        max_backoff_s: float = 60.0,
+        num_concurrent: int = 32,
+        adaptive_concurrency: bool = True,
+        max_frames_num: int = 10,
+        pass_video_url: bool = False,
+        system_prompt: str | None = None,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        reasoning: bool | None = None,
+        batch_size: int | str | None = 1,
+        device: str | None = None,
+    ) -> None:
+        super().__init__()
+        names = {n for n in (model, model_version, pretrained) if n}
+        if not names:
+            raise ModelArgsError(f"model '{type(self).__name__}' needs the API model name: model=<name>")
+        if len(names) > 1:
+            raise ModelArgsError(
+                f"model, model_version and pretrained name the same thing; got {', '.join(sorted(names))}"
+            )
+        if int(num_concurrent) < 1:
+            raise ModelArgsError(f"num_concurrent must be at least 1, got {num_concurrent}")
+        self.model_version: str = names.pop()
+        self.num_concurrent = int(num_concurrent)
+        self.max_frames_num = int(max_frames_num)
+        self.pass_video_url = bool(pass_video_url)
+        self.system_prompt = self._resolve_system_prompt(system_prompt)
+        self.max_new_tokens = int(max_new_tokens)
+        self.reasoning = is_reasoning_model(self.model_version) if reasoning is None else bool(reasoning)
+        # the evaluator sends requests in chunks of 32 x batch_size: keep every slot busy
+        self.batch_size_per_gpu = max(_parse_batch_size(batch_size), self.num_concurrent)
+        del device  # accepted for command-line compatibility; the model runs behind the API
+        self.concurrency = AdaptiveConcurrency(self.num_concurrent, adaptive=bool(adaptive_concurrency))
+        try:
+            self.client = ChatCompletionClient(
+                base_url=base_url,
+                api_key=api_key,
+                timeout=float(timeout),
+                max_retries=int(max_retries),
+                retry_backoff_s=float(retry_backoff_s),
+                max_backoff_s=float(max_backoff_s),
+                concurrency=self.concurrency,
+            )
+        except ValueError as exc:
+            raise ModelArgsError(f"model '{type(self).__name__}': {exc}") from None
+        self._ignored_gen_kwargs: set[str] = set()
+
+    # -- building requests -------------------------------------------------------------------------------
+
+    def build_payload(self, request: Instance) -> tuple[dict[str, Any], list[str]]:
+        """The chat-completions payload of a ``generate_until`` request, and its stop strings."""
+        doc_to_messages, gen_kwargs, doc_id, task, split = request.args[:5]
+        doc = self.task_dict[task][split][doc_id]
+        video_kwargs = None if self.pass_video_url else {"frames": self._frames}
+        messages = ChatMessages.from_raw(doc_to_messages(doc)).to_openai_messages(
+            video_kwargs=video_kwargs, pass_video_url=self.pass_video_url
+        )
+        if self.system_prompt and not (messages and messages[0].get("role") == "system"):
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        until = stop_strings((gen_kwargs or {}).get("until"))
+        payload: dict[str, Any] = {"model": self.model_version, "messages": messages}
+        payload.update(self.generation_params(gen_kwargs or {}, until))
+        return payload, until
+
+    def _frames(self, source: Any) -> list[Any]:
+        return sample_video_frames(source, self.max_frames_num)
+
+    def generation_params(self, gen_kwargs: dict[str, Any], until: list[str]) -> dict[str, Any]:
+        """API parameters from a task's generation kwargs (see the module docstring)."""
+        n = gen_kwargs.get("n")
+        if n not in (None, 1):
+            raise ConfigError(f"model '{type(self).__name__}' generates one answer per request; got n={n}")
+        for key in set(gen_kwargs) - GEN_KWARGS - self._ignored_gen_kwargs:
+            self._ignored_gen_kwargs.add(key)
+            logger.warning("model %s does not send generation kwarg '%s'", type(self).__name__, key)
+        max_new = int(gen_kwargs.get("max_new_tokens") or self.max_new_tokens)
+        params: dict[str, Any] = {}
+        if self.reasoning:
+            params["max_completion_tokens"] = max_new
+        else:
+            params["max_tokens"] = max_new
+            do_sample = gen_kwargs.get("do_sample")
+            temperature = gen_kwargs.get("temperature")
+            if do_sample is False or (temperature is None and not do_sample):
+                params["temperature"] = 0.0
+            elif temperature is not None:
+                params["temperature"] = float(temperature)
+            if gen_kwargs.get("top_p") is not None:
+                params["top_p"] = float(gen_kwargs["top_p"])
+            if until:
+                params["stop"] = until[:MAX_STOP_SEQUENCES]
+        if gen_kwargs.get("seed") is not None:
+            params["seed"] = int(gen_kwargs["seed"])
+        for key in ("presence_penalty", "frequency_penalty"):
+            if gen_kwargs.get(key) is not None:
+                params[key] = float(gen_kwargs[key])
+        return params
+
+    @staticmethod
+    def to_answer(completion: ChatCompletion, until: list[str]) -> GenerationResult:
+        return GenerationResult(
+            text=apply_stop_strings(completion.text, until),
+            token_counts=completion.usage,
+            latency_s=completion.latency_s,
+        )
+
+    @staticmethod
+    def to_failure(error: RequestFailedError) -> RequestFailure:
+        return RequestFailure(str(error), attempts=error.attempts, retryable=error.retryable)
+
+    # -- answering --------------------------------------------------------------------------------------
+
+    def _answer(self, request: Instance) -> Answer:
+        payload, until = self.build_payload(request)
+        try:
+            return self.to_answer(self.client.complete(payload), until)
+        except RequestFailedError as exc:
+            return self.to_failure(exc)
+
+    def generate_until(self, requests: list[Instance]) -> list[Answer]:
+        """Answers in request order; at most ``num_concurrent`` requests in flight."""
+        if not requests:
+            return []
+        workers = min(self.num_concurrent, len(requests))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
+            futures = [pool.submit(self._answer, r) for r in requests]
+            try:
+                answers = [f.result() for f in futures]
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+        self._log_summary(answers)
+        return answers
+
+    def _log_summary(self, answers: list[Answer]) -> None:
+        failed = sum(isinstance(a, RequestFailure) for a in answers)
+        stats = self.concurrency.stats()
+        if failed:
+            logger.warning("%s: %d of %d requests failed", self.model_version, failed, len(answers))
+        if stats.rate_limited:
+            logger.info(
+                "%s: %d rate-limited attempts so far; concurrency now %d (lowest %d, max %d)",
+                self.model_version,
+                stats.rate_limited,
+                stats.limit,
+                stats.min_limit,
+                self.num_concurrent,
+            )
+
+    def clean(self) -> None:
+        """Close the connection pool (it reopens if the model is used again)."""
+        self.client.close()
+        super().clean()
