@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: setup check lint format typecheck test bench demo
 
 setup:
-	$(PY) -m venv $(VENV) && $(BIN)/pip install -q -e '.[dev]'
+	$(PY) -m venv $(VENV) && $(BIN)/pip install -q -e '.[dev,hf,api]'
 
 format:
 	$(BIN)/ruff format .
