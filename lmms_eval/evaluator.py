@@ -12,7 +12,7 @@ import random
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from lmms_eval.utils import (
     sanitize_model_name,
     utc_now,
 )
+
+if TYPE_CHECKING:
+    from lmms_eval.caching import RequestCache, ResponseCache, ResponseCacheSession
 
 logger = logging.getLogger(__name__)
 
@@ -167,12 +170,22 @@ def simple_evaluate(
     baseline: str | None = None,
     max_tokens: int | None = None,
     cli_args: Mapping[str, Any] | None = None,
+    use_cache: str | None = None,
+    cache_sampling: bool = False,
+    cache_requests: str | bool | None = None,
     **unused: Any,
 ) -> dict[str, Any]:
     """Evaluate ``model`` (an id or an ``lmms`` instance) on ``tasks`` and return the results dict.
 
     With ``output_path`` the results JSON and (with ``log_samples``) per-sample JSONL files are
     written under ``{output_path}/{model_name_sanitized}/`` as the run progresses.
+
+    ``use_cache`` (a folder; default from ``LMMS_EVAL_USE_CACHE``) puts the response cache in front
+    of the model: answers are stored as they arrive and reused by later runs (deterministic
+    requests only, unless ``cache_sampling``). For a model instance, ``model_args`` (otherwise
+    unused) tell the cache apart different configurations of it. ``cache_requests``
+    (``true``/``refresh``/``delete``) stores the built requests of tasks (see
+    :mod:`lmms_eval.caching.request_cache`).
     """
     if unused:
         logger.warning("simple_evaluate ignores unknown arguments: %s", ", ".join(sorted(unused)))
@@ -188,6 +201,8 @@ def simple_evaluate(
         from lmms_eval.compare import load_doc_scores
 
         baseline_scores = load_doc_scores(baseline)
+    # opened before the model loads, so a damaged cache fails fast
+    cache, request_cache = _open_caches(use_cache, cache_requests)
 
     lm, model_info = build_model(
         model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code
@@ -234,9 +249,19 @@ def simple_evaluate(
         "reasoning_tags": tags,
         "baseline": baseline,
         "max_tokens": max_tokens,
+        "use_cache": str(cache.path) if cache is not None else None,
+        "cache_sampling": cache_sampling,
+        "cache_requests": request_cache.mode if request_cache is not None else None,
         "resolved_cli_args": dict(cli_args or {}),
     }
     header = _results_header(model_info, model_args_dict, settings, system_instruction, started)
+    session = None
+    if cache is not None:
+        from lmms_eval.caching import ResponseCacheSession
+
+        session = ResponseCacheSession(
+            cache, model_info["model_id"], parse_arg_string(model_args), cache_sampling=cache_sampling
+        )
     try:
         results = evaluate(
             lm,
@@ -253,10 +278,16 @@ def simple_evaluate(
             write_out=write_out,
             baseline=baseline_scores,
             max_tokens=max_tokens,
+            response_cache=session,
+            request_cache=request_cache,
         )
     finally:
         if writer is not None:
             writer.close()
+        if session is not None:
+            session.close()
+        elif cache is not None:
+            cache.close()
     ended = utc_now()
     results.update(header)
     results["end_time"] = iso_timestamp(ended)
@@ -267,6 +298,18 @@ def simple_evaluate(
         results["output_files"] = {"results": writer.results_path}
         writer.write_results(results)
     return results
+
+
+def _open_caches(
+    use_cache: str | None, cache_requests: str | bool | None
+) -> tuple[ResponseCache | None, RequestCache | None]:
+    """The response cache (``use_cache`` or ``LMMS_EVAL_USE_CACHE``) and the request cache, if on."""
+    from lmms_eval.caching import RequestCache, ResponseCache, parse_cache_requests, resolve_cache_path
+
+    mode = parse_cache_requests(cache_requests)
+    request_cache = RequestCache(mode) if mode else None
+    path = resolve_cache_path(use_cache)
+    return (ResponseCache(path) if path is not None else None), request_cache
 
 
 def _results_header(
@@ -311,6 +354,8 @@ def evaluate(
     write_out: bool = False,
     baseline: Any = None,
     max_tokens: int | None = None,
+    response_cache: ResponseCacheSession | None = None,
+    request_cache: RequestCache | None = None,
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores.
 
@@ -338,12 +383,17 @@ def evaluate(
     scores: dict[str, dict[str, Any]] = {}
     task_results: dict[str, aggregation.TaskResult] = {}
     for task in leaves:
-        requests = _build_requests(lm, task, limit, offset, write_out)
+        requests = _build_requests(lm, task, limit, offset, write_out, request_cache)
         results["n-samples"][task.task_name] = {
             "original": len(task.eval_docs),
             "effective": len({r.doc_id for r in requests}),
         }
-        timings = inference.run_requests(lm, requests, show_progress=show_progress, budget=budget)
+        model_call = None
+        if response_cache is not None:
+            model_call = response_cache.model_call(lm, {task.task_name: task.fingerprint()})
+        timings = inference.run_requests(
+            lm, requests, model_call=model_call, show_progress=show_progress, budget=budget
+        )
         results["timings"][task.task_name] = {k: round(v, 4) for k, v in timings.items()}
         results["throughput"][task.task_name] = throughput.summarize(
             task.task_name, requests, sum(timings.values())
@@ -373,17 +423,28 @@ def evaluate(
     results["usage"]["budget_total_tokens"] = max_tokens
     results["usage"]["budget_exceeded"] = budget.exhausted
     results["status"] = "completed_with_failures" if results["failures"] else "completed"
+    if response_cache is not None:
+        results["cache"] = response_cache.summary()
+    if request_cache is not None:
+        results["request_cache"] = request_cache.summary()
     return results
 
 
 def _build_requests(
-    lm: lmms, task: ConfigurableTask, limit: int | float | None, offset: int, write_out: bool
+    lm: lmms,
+    task: ConfigurableTask,
+    limit: int | float | None,
+    offset: int,
+    write_out: bool,
+    request_cache: RequestCache | None = None,
 ) -> list[Any]:
     lm.task_dict.setdefault(task.task_name, task.model_docs())
     task_limit = resolve_limit(limit, len(task.eval_docs))
-    requests = task.build_all_requests(
-        chat=not lm.is_simple, limit=task_limit, offset=offset, rank=lm.rank, world_size=lm.world_size
-    )
+    where = {"limit": task_limit, "offset": offset, "rank": lm.rank, "world_size": lm.world_size}
+    if request_cache is not None:
+        requests = request_cache.build(task, chat=not lm.is_simple, **where)
+    else:
+        requests = task.build_all_requests(chat=not lm.is_simple, **where)
     if write_out and requests:
         _write_out(task, requests[0])
     logger.info("task %s: %d requests", task.task_name, len(requests))

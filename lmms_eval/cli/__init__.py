@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from lmms_eval.errors import LmmsEvalError
 
-SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "version")
+SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "version")
 
 BANNER = """lmms-eval: evaluate large multimodal models
 
@@ -22,6 +22,7 @@ commands:
   models    list models and their aliases
   compare   paired comparison of two runs (lmms-eval compare A B)
   power     how many questions a comparison of two models needs
+  cache     response cache of --use_cache: stats, prune, clear
   version   print versions
 
 Quick start:  lmms-eval eval --model dummy --tasks demo_qa --limit 8
@@ -47,6 +48,7 @@ def configure_logging(verbosity: str | None = "INFO") -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from lmms_eval.cli import cache as cache_cmd
     from lmms_eval.cli import compare as compare_cmd
     from lmms_eval.cli import eval as eval_cmd
     from lmms_eval.cli import models as models_cmd
@@ -65,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     models_cmd.add_parser(subparsers)
     compare_cmd.add_parser(subparsers)
     power_cmd.add_parser(subparsers)
+    cache_cmd.add_parser(subparsers)
     version_cmd.add_parser(subparsers)
     return parser
 

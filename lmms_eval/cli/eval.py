@@ -62,6 +62,15 @@ def _batch_size(text: str) -> int | str:
     )
 
 
+def _cache_requests(text: str) -> str | None:
+    from lmms_eval.caching.request_cache import parse_cache_requests
+
+    try:
+        return parse_cache_requests(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+
 def _bool(text: str) -> bool:
     value = parse_value(str(text))
     if not isinstance(value, bool):
@@ -185,6 +194,26 @@ FLAGS: list[Flag] = [
         False,
         "exit 0 even when some requests failed (they are still listed and not scored)",
         action="store_true",
+    ),
+    Flag(
+        ("--use_cache", "--use-cache"),
+        None,
+        "response cache folder: reuse stored answers, store new ones as they arrive (resumable runs; "
+        "default: $LMMS_EVAL_USE_CACHE)",
+        metavar="DIR",
+    ),
+    Flag(
+        ("--cache_sampling", "--cache-sampling"),
+        False,
+        "with --use_cache, also cache sampled generations (temperature > 0, do_sample)",
+        action="store_true",
+    ),
+    Flag(
+        ("--cache_requests", "--cache-requests"),
+        None,
+        "store built requests between runs: true, refresh or delete",
+        type=_cache_requests,
+        metavar="MODE",
     ),
     Flag(
         ("--baseline",),
@@ -398,6 +427,9 @@ def run_one(cfg: RunConfig) -> int:
         max_tokens=cfg.max_tokens,
         cli_args=cfg.model_dump(),
         write_out=cfg.write_out,
+        use_cache=cfg.use_cache,
+        cache_sampling=cfg.cache_sampling,
+        cache_requests=cfg.cache_requests,
     )
     print(
         f"\n{cfg.model} ({cfg.model_args or 'default args'}), limit: {cfg.limit}, num_fewshot: {cfg.num_fewshot}, batch_size: {cfg.batch_size}"
@@ -408,6 +440,13 @@ def run_one(cfg: RunConfig) -> int:
         print(make_table(results, "groups"))
     if cfg.show_config:
         print(json.dumps(results.get("configs", {}), indent=2, default=str))
+    if "cache" in results:
+        cache = results["cache"]
+        print(
+            f"Response cache {cache['path']}: {cache['hits']} hits, {cache['model_calls']} requests "
+            f"sent to the model, {cache['stored']} answers stored",
+            file=sys.stderr,
+        )
     if "output_files" in results:
         print(f"\nResults: {results['output_files']['results']}", file=sys.stderr)
     return _report_failures(results, cfg.allow_failures)

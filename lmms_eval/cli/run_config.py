@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,6 +40,9 @@ class RunConfig(BaseModel):
     verbosity: str = "INFO"
     max_tokens: int | None = None
     allow_failures: bool = False
+    use_cache: str | None = None
+    cache_sampling: bool = False
+    cache_requests: Literal["true", "refresh", "delete"] | None = None
     baseline: str | None = None
     power_analysis: bool = False
     effect_size: float = 0.03

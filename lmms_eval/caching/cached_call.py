@@ -1,0 +1,199 @@
+"""``ResponseCacheSession``: the response cache in front of any model backend.
+
+:meth:`ResponseCacheSession.model_call` returns a ``model_call`` for
+:func:`lmms_eval.inference.run_requests`. For each chunk of requests it looks every cacheable
+request up, sends only the misses to the model (in request order, ``flush_size`` at a time),
+commits each batch of good answers as soon as the model returns it, and gives back the outputs in
+request order. Backends need no cache code of their own.
+
+Cacheable: loglikelihood requests, and generation requests that are greedy (temperature 0 or
+unset, no ``do_sample``, at most one answer); with ``cache_sampling=True`` sampled generations too
+(each repeat has its own key, so ``--repeats`` still gives distinct samples). Failed, empty and
+malformed answers are never stored, so a rerun asks the model for exactly those again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lmms_eval.api.instance import Instance
+from lmms_eval.api.model import lmms
+from lmms_eval.caching.keys import (
+    content_hash,
+    decode_response,
+    encode_response,
+    is_deterministic,
+    model_fingerprint,
+    request_gen_kwargs,
+    request_key,
+)
+from lmms_eval.caching.response_cache import CacheEntry, ResponseCache
+from lmms_eval.inference import ModelCall, default_model_call
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CacheCounters:
+    """What the cache did during a run."""
+
+    hits: int = 0  # answered from the cache
+    misses: int = 0  # cacheable, not in the cache: sent to the model
+    uncacheable: int = 0  # sampled generations (without cache_sampling) or unhashable prompts: sent
+    stored: int = 0  # answers committed to the cache
+    rejected: int = 0  # answers not stored: failures, empty or malformed
+
+    @property
+    def model_calls(self) -> int:
+        """Requests sent to the model."""
+        return self.misses + self.uncacheable
+
+
+@dataclass
+class _Pending:
+    position: int
+    request: Instance
+    entry: CacheEntry | None = None
+
+
+@dataclass
+class ResponseCacheSession:
+    """One run's use of a :class:`ResponseCache` for one model."""
+
+    cache: ResponseCache
+    model_id: str
+    model_args: Mapping[str, Any] = field(default_factory=dict)
+    cache_sampling: bool = False
+    flush_size: int | None = None  # answers per model call and commit; default: the model's batch size
+    counters: CacheCounters = field(default_factory=CacheCounters)
+    model_fp: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.model_fp = model_fingerprint(self.model_id, self.model_args)
+
+    def model_call(
+        self, lm: lmms, task_fingerprints: Mapping[str, str], inner: ModelCall | None = None
+    ) -> ModelCall:
+        """A ``model_call`` that answers from the cache and sends only misses to ``lm`` (or ``inner``).
+
+        ``task_fingerprints`` maps task names to :meth:`ConfigurableTask.fingerprint`; requests of
+        other tasks are not cached. The repeat index of a request is how many times the same
+        :class:`Instance` was seen before by this call object (the evaluator sends each request
+        ``repeats`` times), so create one per :func:`run_requests` call.
+        """
+        send = inner or default_model_call(lm)
+        seen: dict[int, tuple[Instance, int]] = {}
+        flush = max(1, int(self.flush_size or getattr(lm, "batch_size", 1) or 1))
+
+        def call(request_type: str, requests: list[Instance]) -> list[Any]:
+            outputs: list[Any] = [None] * len(requests)
+            pending: list[_Pending] = []
+            for position, request in enumerate(requests):
+                repeat = seen.get(id(request), (request, -1))[1] + 1
+                seen[id(request)] = (request, repeat)
+                pending.append(
+                    _Pending(position, request, self._entry(lm, request, repeat, task_fingerprints))
+                )
+            found = self.cache.get_many([p.entry.key for p in pending if p.entry is not None])
+            misses: list[_Pending] = []
+            for item in pending:
+                record = found.get(item.entry.key) if item.entry is not None else None
+                answer = decode_response(request_type, record) if record is not None else None
+                if answer is None:
+                    misses.append(item)
+                    if item.entry is None:
+                        self.counters.uncacheable += 1
+                    else:
+                        self.counters.misses += 1
+                else:
+                    outputs[item.position] = answer
+                    self.counters.hits += 1
+            for begin in range(0, len(misses), flush):
+                batch = misses[begin : begin + flush]
+                answers = send(request_type, [item.request for item in batch])
+                if len(answers) != len(batch):
+                    raise RuntimeError(
+                        f"model {type(lm).__name__}.{request_type} returned {len(answers)} results "
+                        f"for {len(batch)} requests"
+                    )
+                self._store(request_type, batch, answers)
+                for item, answer in zip(batch, answers):
+                    outputs[item.position] = answer
+            return outputs
+
+        return call
+
+    def _entry(
+        self, lm: lmms, request: Instance, repeat: int, task_fingerprints: Mapping[str, str]
+    ) -> CacheEntry | None:
+        """The cache entry (without response) for one answer, or ``None`` when it is not cacheable."""
+        task_fp = task_fingerprints.get(request.task_name)
+        if task_fp is None:
+            return None
+        if not self.cache_sampling and not is_deterministic(
+            request.request_type, request_gen_kwargs(request)
+        ):
+            return None
+        try:
+            content = content_hash(request, lm.get_doc(request))
+        except Exception as exc:  # the model will meet (and report) the same problem
+            logger.debug("response cache: cannot hash %s doc %s: %s", request.task_name, request.doc_id, exc)
+            return None
+        return CacheEntry(
+            key=request_key(request, repeat, content, task_fp, self.model_fp),
+            request_type=request.request_type,
+            task_name=request.task_name,
+            doc_id=request.doc_id,
+            idx=request.idx,
+            repeat=repeat,
+            model=self.model_id,
+            model_fingerprint=self.model_fp,
+            response={},
+        )
+
+    def _store(self, request_type: str, batch: list[_Pending], answers: list[Any]) -> None:
+        entries: list[CacheEntry] = []
+        for item, answer in zip(batch, answers):
+            if item.entry is None:
+                continue
+            record = encode_response(request_type, answer)
+            if record is None:
+                self.counters.rejected += 1
+                continue
+            entries.append(replace(item.entry, response=record))
+        self.counters.stored += self.cache.put_many(entries)
+
+    def summary(self) -> dict[str, Any]:
+        """The ``cache`` section of the results."""
+        c = self.counters
+        return {
+            "path": str(self.cache.path),
+            "hits": c.hits,
+            "misses": c.misses,
+            "uncacheable": c.uncacheable,
+            "stored": c.stored,
+            "rejected": c.rejected,
+            "model_calls": c.model_calls,
+            "cache_sampling": self.cache_sampling,
+            "model_fingerprint": self.model_fp,
+        }
+
+    def close(self) -> None:
+        """Merge this run's answers into the shared cache file."""
+        self.cache.close()
+        c = self.counters
+        logger.info(
+            "response cache %s: %d hits, %d misses, %d not cacheable, %d stored, %d rejected",
+            self.cache.path,
+            c.hits,
+            c.misses,
+            c.uncacheable,
+            c.stored,
+            c.rejected,
+        )
+
+
+__all__ = ["CacheCounters", "ResponseCacheSession"]

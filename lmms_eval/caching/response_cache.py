@@ -1,0 +1,494 @@
+"""``ResponseCache``: model answers stored in SQLite, safe to share between processes.
+
+Layout of a cache folder ``PATH`` (``--use_cache PATH``):
+
+* ``PATH/cache.db`` — the shared store. During a run a process only *reads* it; it is written only
+  by merges, which hold the lock directory ``PATH/.merge.lock``.
+* ``PATH/runs/<host>-<pid>-<random>.db`` — one *run file* per process (per rank), created on the
+  first answer. The process is its only writer: every batch of answers the model returns is
+  committed there at once, so ``kill -9`` loses nothing that was already answered. The file is in
+  WAL mode with ``locking_mode=EXCLUSIVE``: SQLite then keeps the WAL index in process memory (no
+  shared-memory ``-shm`` file, no mmap), which is safe on network file systems too, and the
+  exclusive lock tells other processes that the file is in use.
+* On :meth:`ResponseCache.close` the run file is merged into ``cache.db`` and deleted. A run file
+  left behind by a killed process (its lock is free and, on this host, its pid is gone) is merged
+  by the next process that opens the cache, so rerunning the same command resumes where it stopped.
+
+``cache.db`` uses WAL (readers never wait for a merge) on local disks. On a network file system
+(NFS, Lustre, GPFS, CIFS, ... per ``/proc/mounts``), or when WAL cannot be enabled, it uses
+``journal_mode=DELETE`` and no mmap, because WAL needs shared memory between processes, which such
+file systems cannot give across hosts. ``LMMS_EVAL_CACHE_JOURNAL=wal|delete`` overrides the choice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lmms_eval.caching._files import (
+    HOST,
+    LockTimeout,
+    is_network_filesystem,
+    lock_directory,
+    pid_alive,
+    remove_sqlite_files,
+    run_file_name,
+    run_file_owner,
+)
+from lmms_eval.errors import LmmsEvalError
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+CACHE_DB = "cache.db"
+RUNS_DIR = "runs"
+LOCK_DIR = ".merge.lock"
+JOURNAL_ENV = "LMMS_EVAL_CACHE_JOURNAL"
+# a run file of another host is deleted after merging only when it has not changed for this long
+FOREIGN_RUN_QUIET_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS responses (
+    cache_key TEXT PRIMARY KEY,
+    request_type TEXT NOT NULL,
+    task_name TEXT NOT NULL,
+    doc_id INTEGER NOT NULL,
+    idx INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    model_fingerprint TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS responses_task ON responses (task_name, doc_id);
+CREATE INDEX IF NOT EXISTS responses_model ON responses (model, model_fingerprint);
+"""
+_COLUMNS = (
+    "cache_key, request_type, task_name, doc_id, idx, repeat, model, model_fingerprint, response, created_at"
+)
+_INSERT = f"INSERT OR REPLACE INTO responses ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+class CacheError(LmmsEvalError):
+    """The response cache cannot be used (a damaged file, an unwritable folder)."""
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One stored answer; ``response`` is the JSON-ready record of :func:`keys.encode_response`."""
+
+    key: str
+    request_type: str
+    task_name: str
+    doc_id: int
+    idx: int
+    repeat: int
+    model: str
+    model_fingerprint: str
+    response: dict[str, Any]
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.key,
+            self.request_type,
+            self.task_name,
+            self.doc_id,
+            self.idx,
+            self.repeat,
+            self.model,
+            self.model_fingerprint,
+            json.dumps(self.response, ensure_ascii=False, allow_nan=False),
+            time.time(),
+        )
+
+
+def _damaged(file: Path, folder: Path, exc: BaseException) -> CacheError:
+    return CacheError(
+        f"response cache file {file} is damaged or is not a response cache ({exc}). Remove it with "
+        f"'lmms-eval cache clear --path {folder}', or pass --use_cache a new folder; the cache only "
+        "saves model calls, so no results are lost"
+    )
+
+
+class ResponseCache:
+    """A response cache folder (see the module docstring); close it to merge this process's answers."""
+
+    def __init__(self, path: str | os.PathLike[str], journal_mode: str = "auto", lock_timeout: float = 60.0):
+        self.path = Path(path).expanduser()
+        self.db_path = self.path / CACHE_DB
+        self.runs_dir = self.path / RUNS_DIR
+        self.lock_timeout = lock_timeout
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(f"cannot create the response cache folder {self.path}: {exc}") from None
+        self.journal_mode = self._choose_journal_mode(journal_mode)
+        self._lock = threading.RLock()
+        self._run: sqlite3.Connection | None = None
+        self._run_path: Path | None = None
+        self._write_error: str | None = None
+        self.committed = 0  # answers this process committed to its run file
+        self._db = self._open_root()
+        self.merge_pending()
+
+    # -- opening ------------------------------------------------------------------------------------
+
+    def _choose_journal_mode(self, requested: str) -> str:
+        choice = (os.environ.get(JOURNAL_ENV) or requested or "auto").strip().lower()
+        if choice not in ("auto", "wal", "delete"):
+            raise CacheError(f"{JOURNAL_ENV}: expected wal, delete or auto, got {choice!r}")
+        if choice == "auto":
+            choice = "delete" if is_network_filesystem(self.path) else "wal"
+        return choice
+
+    def _open_root(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(
+                str(self.db_path), timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise CacheError(f"cannot open the response cache {self.db_path}: {exc}") from None
+        try:
+            mode = str(db.execute(f"PRAGMA journal_mode={self.journal_mode}").fetchone()[0]).lower()
+            if mode != self.journal_mode:
+                logger.info(
+                    "response cache %s: WAL is not available; using journal_mode=DELETE", self.db_path
+                )
+                db.execute("PRAGMA journal_mode=DELETE")
+                self.journal_mode = "delete"
+            db.execute("PRAGMA synchronous=" + ("NORMAL" if self.journal_mode == "wal" else "FULL"))
+            db.execute("PRAGMA mmap_size=0")
+            db.executescript(_SCHEMA)
+            db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
+            version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+            check = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise _damaged(self.db_path, self.path, exc) from None
+        if check != "ok":
+            db.close()
+            raise _damaged(self.db_path, self.path, ValueError(f"integrity check: {check}"))
+        if version != SCHEMA_VERSION:
+            db.close()
+            raise _damaged(
+                self.db_path, self.path, ValueError(f"schema version {version}, expected {SCHEMA_VERSION}")
+            )
+        return db
+
+    def _open_run(self) -> sqlite3.Connection:
+        path = self.runs_dir / run_file_name()
+        conn = sqlite3.connect(str(path), timeout=0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before any WAL access: no -shm file, no mmap
+        if str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower() != "wal":
+            conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("PRAGMA synchronous=NORMAL")  # survives a killed process; fsync is left to close
+        conn.executescript(_SCHEMA)
+        conn.execute(  # the first write takes the exclusive lock, held until close
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('owner', ?)",
+            (json.dumps({"host": HOST, "pid": os.getpid(), "started": time.time()}),),
+        )
+        self._run_path = path
+        logger.debug("response cache: answers of this process go to %s", path)
+        return conn
+
+    # -- reading and writing --------------------------------------------------------------------------
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored records of those ``keys`` that are in the cache (undecodable ones left out)."""
+        found: dict[str, dict[str, Any]] = {}
+        if not keys:
+            return found
+        with self._lock:
+            sources = [self._db] + ([self._run] if self._run is not None else [])
+            for begin in range(0, len(keys), 500):
+                part = list(keys[begin : begin + 500])
+                marks = ",".join("?" * len(part))
+                for conn in sources:
+                    try:
+                        rows = conn.execute(
+                            f"SELECT cache_key, response FROM responses WHERE cache_key IN ({marks})", part
+                        ).fetchall()
+                    except sqlite3.DatabaseError as exc:
+                        raise _damaged(self.db_path, self.path, exc) from None
+                    for key, text in rows:
+                        try:
+                            found[key] = json.loads(text)
+                        except ValueError:
+                            logger.warning(
+                                "response cache %s: ignoring an unreadable entry %s", self.path, key
+                            )
+        return found
+
+    def put_many(self, entries: Sequence[CacheEntry]) -> int:
+        """Store ``entries`` in this process's run file in one committed transaction; returns the count."""
+        if not entries or self._write_error is not None:
+            return 0
+        with self._lock:
+            try:
+                if self._run is None:
+                    self._run = self._open_run()
+                self._run.execute("BEGIN")
+                self._run.executemany(_INSERT, [e.row() for e in entries])
+                self._run.execute("COMMIT")
+                self.committed += len(entries)
+            except (sqlite3.Error, OSError, ValueError) as exc:
+                self._write_error = str(exc)
+                logger.error(
+                    "response cache %s: cannot store answers (%s); the run goes on without storing more",
+                    self.path,
+                    exc,
+                )
+                return 0
+        logger.debug("response cache: committed %d answer(s), %d in this run", len(entries), self.committed)
+        return len(entries)
+
+    def put(self, entry: CacheEntry) -> int:
+        return self.put_many([entry])
+
+    # -- merging ------------------------------------------------------------------------------------
+
+    def _copy_rows(self, rows: Iterable[tuple[Any, ...]]) -> int:
+        count = 0
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            batch: list[tuple[Any, ...]] = []
+            for row in rows:
+                batch.append(row)
+                if len(batch) >= 1000:
+                    self._db.executemany(_INSERT, batch)
+                    count += len(batch)
+                    batch = []
+            self._db.executemany(_INSERT, batch)
+            count += len(batch)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return count
+
+    @staticmethod
+    def _rows(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
+        cursor = conn.execute(f"SELECT {_COLUMNS} FROM responses")
+        while True:
+            chunk = cursor.fetchmany(1000)
+            if not chunk:
+                return
+            yield from chunk
+
+    def pending_run_files(self) -> list[Path]:
+        """Run files not merged yet (of running processes, or left by killed ones)."""
+        return sorted(p for p in self.runs_dir.glob("*.db") if p != self._run_path)
+
+    def merge_pending(self) -> int:
+        """Merge run files whose process is gone into ``cache.db``; returns the entries merged."""
+        if not self.pending_run_files():
+            return 0
+        merged = 0
+        try:
+            with self._lock, lock_directory(self.path / LOCK_DIR, self.lock_timeout):
+                for path in self.pending_run_files():  # listed again: another process may have merged some
+                    merged += self._merge_orphan(path)
+        except LockTimeout as exc:
+            logger.warning("response cache: not merging earlier runs now (%s)", exc)
+        if merged:
+            logger.info("response cache %s: merged %d answers of earlier runs", self.path, merged)
+        return merged
+
+    def _merge_orphan(self, path: Path) -> int:
+        owner = run_file_owner(path)
+        if owner is not None and owner[0] == HOST and pid_alive(owner[1]):
+            return 0  # a running process of this host
+        try:  # mode=rw: never create a file that another process has just merged and removed
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=rw",
+                uri=True,
+                timeout=0,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error:
+            return 0
+        try:
+            conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+            conn.execute("BEGIN IMMEDIATE")  # fails while the owner holds its lock
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "locked" in str(exc) or "busy" in str(exc):
+                return 0
+            return self._quarantine(path, exc)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            return self._quarantine(path, exc)
+        try:
+            count = self._copy_rows(self._rows(conn))
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            return self._quarantine(path, exc)
+        conn.execute("ROLLBACK")
+        conn.close()
+        quiet = owner is not None and owner[0] == HOST
+        if not quiet:
+            try:
+                quiet = time.time() - path.stat().st_mtime > FOREIGN_RUN_QUIET_S
+            except OSError:
+                quiet = False
+        if quiet:
+            remove_sqlite_files(path)
+        return count
+
+    def _quarantine(self, path: Path, exc: BaseException) -> int:
+        if "no such table" in str(exc):  # created but never written: nothing to keep
+            remove_sqlite_files(path)
+            return 0
+        target = path.with_suffix(".corrupt")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                path.with_name(path.name + suffix).rename(target.with_name(target.name + suffix))
+        logger.warning(
+            "response cache: run file %s is damaged (%s); moved it aside to %s, its answers are lost",
+            path,
+            exc,
+            target,
+        )
+        return 0
+
+    # -- management ---------------------------------------------------------------------------------
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Entries per (task, model, model fingerprint) in ``cache.db``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT task_name, model, model_fingerprint, COUNT(*) FROM responses "
+                "GROUP BY task_name, model, model_fingerprint ORDER BY task_name, model, model_fingerprint"
+            ).fetchall()
+        return [{"task": t, "model": m, "model_fingerprint": f, "entries": int(n)} for t, m, f, n in rows]
+
+    def __len__(self) -> int:
+        with self._lock:
+            total = int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            if self._run is not None:
+                total += int(self._run.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            return total
+
+    def prune(self, task: str | None = None, model: str | None = None) -> int:
+        """Delete the entries of a task and/or a model (id or fingerprint); returns how many."""
+        if not task and not model:
+            raise CacheError("cache prune needs --task and/or --model")
+        clauses, params = [], []
+        if task:
+            clauses.append("task_name = ?")
+            params.append(task)
+        if model:
+            clauses.append("(model = ? OR model_fingerprint = ?)")
+            params += [model, model]
+        with self._lock, lock_directory(self.path / LOCK_DIR, self.lock_timeout):
+            cursor = self._db.execute(f"DELETE FROM responses WHERE {' AND '.join(clauses)}", params)
+            return int(cursor.rowcount)
+
+    def close(self) -> None:
+        """Merge this process's answers into ``cache.db`` and release the files."""
+        with self._lock:
+            run, self._run = self._run, None
+            if run is not None:
+                assert self._run_path is not None
+                try:
+                    with lock_directory(self.path / LOCK_DIR, self.lock_timeout):
+                        self._copy_rows(self._rows(run))
+                    run.close()
+                    remove_sqlite_files(self._run_path)
+                except (LockTimeout, sqlite3.Error) as exc:
+                    run.close()
+                    logger.warning(
+                        "response cache: could not merge %s now (%s); the next run will", self._run_path, exc
+                    )
+                self._run_path = None
+            self._db.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def clear_cache(path: str | os.PathLike[str]) -> list[Path]:
+    """Delete a cache folder's files (also when ``cache.db`` is damaged); returns the files removed.
+
+    Run files of evaluations still running on this host are kept.
+    """
+    folder = Path(path).expanduser()
+    removed = remove_sqlite_files(folder / CACHE_DB)
+    runs = folder / RUNS_DIR
+    if not runs.is_dir():
+        return removed
+    live = set()
+    for run in runs.glob("*.db"):
+        owner = run_file_owner(run)
+        if owner is not None and owner[0] == HOST and owner[1] != os.getpid() and pid_alive(owner[1]):
+            live.add(run.name)
+    kept = 0
+    for entry in sorted(runs.iterdir()):
+        base = entry.name
+        for suffix in ("-wal", "-shm", "-journal"):
+            base = base.removesuffix(suffix)
+        if base in live:
+            kept += 1
+            continue
+        if entry.is_file():
+            entry.unlink(missing_ok=True)
+            removed.append(entry)
+    if kept:
+        logger.warning("cache clear: kept %d file(s) of evaluations still running", kept)
+    return removed
+
+
+def default_cache_path() -> Path:
+    """``$LMMS_EVAL_USE_CACHE`` when it names a folder, else ``$LMMS_EVAL_HOME/eval_cache``."""
+    from lmms_eval.utils import get_default_cache_dir
+
+    env = os.environ.get("LMMS_EVAL_USE_CACHE", "").strip()
+    if env and env.lower() not in _TRUE | _FALSE:
+        return Path(env).expanduser()
+    return Path(get_default_cache_dir()) / "eval_cache"
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def resolve_cache_path(use_cache: str | os.PathLike[str] | None) -> Path | None:
+    """The cache folder of a run: ``use_cache`` if given, else from ``LMMS_EVAL_USE_CACHE``.
+
+    ``LMMS_EVAL_USE_CACHE=True`` caches under ``$LMMS_EVAL_HOME/eval_cache`` (default
+    ``~/.cache/lmms-eval/eval_cache``); a folder name caches there; unset or false: no cache.
+    """
+    if use_cache is not None and str(use_cache).strip():
+        return Path(use_cache).expanduser()
+    env = os.environ.get("LMMS_EVAL_USE_CACHE", "").strip()
+    if env.lower() in _FALSE:
+        return None
+    return default_cache_path()
+
+
+__all__ = [
+    "CACHE_DB",
+    "RUNS_DIR",
+    "CacheEntry",
+    "CacheError",
+    "ResponseCache",
+    "clear_cache",
+    "default_cache_path",
+    "resolve_cache_path",
+]
