@@ -24,7 +24,7 @@ test:
 check: lint typecheck test
 
 demo:
-	$(BIN)/lmms-eval --model dummy --model_args answer_field=answer,accuracy=0.8 --tasks demo_qa --output_path outputs --log_samples
+	$(BIN)/lmms-eval --model huggingface --model_args pretrained=demo --tasks demo_shapes --output_path outputs --log_samples
 
 bench:
 	$(BIN)/python bench/bench_task_index.py

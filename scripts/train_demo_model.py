@@ -66,38 +66,38 @@ def _weights(text: str) -> dict[str, float]:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=600, help="optimizer steps (the training budget)")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (AdamW)")
-    parser.add_argument("--warmup", type=int, default=20, help="linear warm-up steps, then cosine decay")
+    parser.add_argument("--steps", type=int, default=2000, help="optimizer steps (the training budget)")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=1.5e-3, help="peak learning rate (AdamW)")
+    parser.add_argument("--warmup", type=int, default=50, help="linear warm-up steps, then cosine decay")
     parser.add_argument("--min-lr-ratio", type=float, default=0.05, help="final lr as a fraction of --lr")
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--clip", type=float, default=1.0, help="gradient-norm clipping")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=64, help="text hidden size (head dim stays 16)")
+    parser.add_argument("--hidden", type=int, default=128, help="text hidden size (head dim stays 16)")
     parser.add_argument("--layers", type=int, default=2, help="text decoder layers")
-    parser.add_argument("--vision-dim", type=int, default=32, help="vision transformer width")
-    parser.add_argument("--vision-depth", type=int, default=2, help="vision transformer blocks")
+    parser.add_argument("--vision-dim", type=int, default=64, help="vision transformer width")
+    parser.add_argument("--vision-depth", type=int, default=3, help="vision transformer blocks")
     parser.add_argument("--vision-mlp-ratio", type=int, default=2, help="vision MLP width / vision width")
-    parser.add_argument("--patch", type=int, default=14, help="vision patch size (pixels)")
+    parser.add_argument("--patch", type=int, default=7, help="vision patch size (pixels)")
     parser.add_argument("--merge", type=int, default=2, help="spatial merge: merge x merge patches per token")
     parser.add_argument("--vocab", type=int, default=1024, help="BPE vocabulary size")
     parser.add_argument(
         "--rope-theta",
         type=float,
-        default=10000.0,
+        default=2.0,
         help="text M-RoPE base; a small base lets the few image rows/columns get distinct angles",
     )
     parser.add_argument("--vision-rope-theta", type=float, default=10000.0, help="vision 2D RoPE base")
     parser.add_argument(
         "--skill-weights",
         type=_weights,
-        default="colour=1,shape=1,count=1,position=1",
+        default="colour=2,shape=3,count=3,position=1",
         help="how often each skill is drawn for training, e.g. colour=1,shape=3,count=2,position=1",
     )
     parser.add_argument("--output", type=Path, default=TINY_VLM_DIR)
-    parser.add_argument("--log-every", type=int, default=25)
+    parser.add_argument("--log-every", type=int, default=100)
     return parser.parse_args(argv)
 
 
@@ -302,8 +302,9 @@ def write_report(
     weights = args.output / "model.safetensors"
     size_mb = weights.stat().st_size / 1e6
     params = sum(p.numel() for p in model.parameters())
+    image_tokens = (112 // args.patch) ** 2 // args.merge**2
     tail = losses[-20:]
-    checkpoints = sorted({0, *range(50, len(losses), 50), len(losses) - 1})
+    checkpoints = sorted({0, *range(250, len(losses), 250), len(losses) - 1})
     command = "python scripts/train_demo_model.py" + ("" if not argv else " " + shlex.join(argv))
     lines = [
         "# Demo model: tiny Qwen2-VL trained on `demo_shapes`-style images",
@@ -317,10 +318,15 @@ def write_report(
         f"{args.batch_size} ({args.steps * args.batch_size} images)",
         f"- AdamW, peak lr {args.lr}, {args.warmup} warm-up steps then cosine decay to {args.min_lr_ratio} x lr, "
         f"weight decay {args.weight_decay}, gradient clipping {args.clip}",
-        f"- model: text hidden {args.hidden}, {args.layers} layers; vision width {args.vision_dim}, "
-        f"depth {args.vision_depth}; vocabulary {args.vocab}; 112 px images (16 image tokens); "
-        f"{params / 1e6:.2f} M parameters, model.safetensors {size_mb:.2f} MB",
-        f"- training time {train_seconds:.1f} s; final loss {losses[-1]:.4f} "
+        f"- model: text hidden {args.hidden}, {args.layers} layers, M-RoPE base {args.rope_theta:g}; vision width "
+        f"{args.vision_dim}, depth {args.vision_depth}, patch {args.patch}, merge {args.merge}; vocabulary "
+        f"{args.vocab}; 112 px images ({image_tokens} image tokens); {params / 1e6:.2f} M parameters, "
+        f"model.safetensors {size_mb:.2f} MB",
+        "- skills drawn with weights "
+        + ", ".join(f"{name} {weight:g}" for name, weight in args.skill_weights.items()),
+        f"- training time {train_seconds:.1f} s ({train_seconds / max(1, len(losses)):.3f} s per step; CPU "
+        "contention from other processes can stretch this several-fold, the result depends only on the "
+        f"steps); final loss {losses[-1]:.4f} "
         f"(mean of the last {len(tail)} steps {sum(tail) / len(tail):.4f})",
         "- loss by step: " + ", ".join(f"{step}: {losses[step]:.4f}" for step in checkpoints),
         f"- torch {torch.__version__}, transformers {transformers.__version__}, Python {platform.python_version()}",

@@ -318,3 +318,24 @@ def test_trained_demo_model_answers_the_benchmark() -> None:
     assert sum(correct.values()) / len(SKILLS) >= 0.6, correct
     for skill in SKILLS:
         assert correct[skill] > CHANCE[skill], correct
+
+
+@needs_model
+@pytest.mark.skipif(
+    importlib.util.find_spec("lmms_eval.models.chat.huggingface") is None,
+    reason="needs the huggingface backend",
+)
+def test_demo_model_through_the_huggingface_backend() -> None:
+    results = lmms_eval.simple_evaluate(
+        model="huggingface",
+        model_args=f"pretrained={TINY_VLM_DIR}",
+        tasks=["demo_shapes"],
+        batch_size=16,
+        task_manager=TaskManager(),
+        show_progress=False,
+    )["results"]["demo_shapes"]
+    assert results["accuracy,none"] >= 0.7, results
+    for skill in SKILLS:
+        value, stderr = results[f"{skill}_accuracy,none"], results[f"{skill}_accuracy_stderr,none"]
+        assert value > CHANCE[skill] + 0.2, (skill, results)
+        assert 0.0 <= stderr < 0.1

@@ -19,7 +19,9 @@ category      question                                            answers       
 
 The bundled benchmark (``lmms_eval/tasks/demo_shapes/demo_shapes.jsonl``) is
 ``generate_docs(50, BENCHMARK_SEED)``; training data for the demo model comes from other seeds and
-never contains a benchmark spec (:func:`training_docs`).
+never contains a benchmark spec (:func:`training_docs`). To regenerate the file after changing the
+generator (which changes the benchmark: bump the task version), run
+``python -c "from lmms_eval.demo.shapes import *; write_jsonl(benchmark_docs(), BENCHMARK_FILE)"``.
 """
 
 from __future__ import annotations
