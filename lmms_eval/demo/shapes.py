@@ -8,14 +8,18 @@ always gives the same pixels and no image file needs to be stored.
 
 Four skills, with the chance level of a uniform guess:
 
-============  ==================================================  ==========================  ======
-category      question                                            answers                     chance
-============  ==================================================  ==========================  ======
-``colour``    What colour is the shape?                           8 colour names              1/8
-``shape``     What shape is it?                                   circle, square, triangle    1/3
-``count``     How many shapes are there?                          1, 2, 3, 4                  1/4
-``position``  Which corner of the image is the shape in?          top left, ..., bottom right 1/4
-============  ==================================================  ==========================  ======
+============  ==========================================  ============================  ======
+category      question                                    answers                       chance
+============  ==========================================  ============================  ======
+``colour``    What colour is the shape?                   8 colour names                1/8
+``shape``     What shape is it?                           circle, square, triangle      1/3
+``count``     How many shapes are there?                  1, 2, 3, 4                    1/4
+``position``  Which corner of the image is the shape in?  top left, ..., bottom right   1/4
+============  ==========================================  ============================  ======
+
+Each question is followed by a short answer-format instruction (see ``QUESTIONS``). Sizes: colour
+and shape objects have a half-extent of 10-20 px, position objects 8-15 px (at least 4 px away
+from the centre lines), count objects 6-11 px and at least 3 px apart.
 
 The bundled benchmark (``lmms_eval/tasks/demo_shapes/demo_shapes.jsonl``) is
 ``generate_docs(50, BENCHMARK_SEED)``; training data for the demo model comes from other seeds and
