@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_eval import stats
+from lmms_eval.api.context import AggregationContext, bind_context
 from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.metrics import mean as mean_aggregation
 from lmms_eval.api.task import ConfigurableTask
@@ -86,15 +87,23 @@ def estimate_metric(
     return stats.bootstrap_estimate(fn, items, bootstrap_iters, seed=seed, value=point)
 
 
-def aggregate_task(result: TaskResult, bootstrap_iters: int, seed: int = 1234) -> dict[str, Any]:
-    """Scores, standard errors and intervals of one task (see the module docstring for the keys)."""
+def aggregate_task(
+    result: TaskResult, bootstrap_iters: int, seed: int = 1234, context: AggregationContext | None = None
+) -> dict[str, Any]:
+    """Scores, standard errors and intervals of one task (see the module docstring for the keys).
+
+    Aggregations that take a context (``fn(items, context)``) get ``context`` for the score and a
+    context that writes nothing for the bootstrap.
+    """
     task = result.task
     aggregations = task.aggregation()
+    context = context or AggregationContext(task.task_name)
     scores: dict[str, Any] = {"alias": task.alias}
     for key, items in result.sample_metrics.items():
         metric, filter_key = key
-        fn: Callable[..., Any] = aggregations.get(metric, mean_aggregation)
-        value = fn(items)
+        raw_fn: Callable[..., Any] = aggregations.get(metric, mean_aggregation)
+        value = bind_context(raw_fn, context)(items)
+        fn = bind_context(raw_fn, context.as_dry())
         key_seed = _seed_for(seed, task.task_name, metric, filter_key)
         if isinstance(value, dict):  # an aggregation that returns several named scores
             for sub, sub_value in value.items():

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lmms_eval import aggregation, inference, postprocess, throughput
+from lmms_eval.api.context import AggregationContext
 from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.model import lmms
 from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config
@@ -110,10 +111,12 @@ def configure_tasks(
     repeats: int | None,
     system_instruction: str | None,
     fewshot_seed: int | None,
+    dataset_root: str | None = None,
 ) -> None:
     """Apply run-level overrides to each task and hand its docs to the model."""
     for task in leaves:
         task.set_model_names(*model_names)
+        task.dataset_root = dataset_root
         if gen_kwargs and task.config.output_type.startswith("generate"):
             task.gen_kwargs_override = dict(gen_kwargs)
         if num_fewshot is not None and task.config.num_fewshot != 0:
@@ -173,6 +176,7 @@ def simple_evaluate(
     use_cache: str | None = None,
     cache_sampling: bool = False,
     cache_requests: str | bool | None = None,
+    dataset_root: str | None = None,
     **unused: Any,
 ) -> dict[str, Any]:
     """Evaluate ``model`` (an id or an ``lmms`` instance) on ``tasks`` and return the results dict.
@@ -186,6 +190,9 @@ def simple_evaluate(
     unused) tell the cache apart different configurations of it. ``cache_requests``
     (``true``/``refresh``/``delete``) stores the built requests of tasks (see
     :mod:`lmms_eval.caching.request_cache`).
+
+    ``dataset_root`` (default from ``LMMS_EVAL_DATASET_ROOT``) is a folder of local copies of Hub
+    datasets, used instead of the Hub (see :mod:`lmms_eval.tasks._dataset_root`).
     """
     if unused:
         logger.warning("simple_evaluate ignores unknown arguments: %s", ", ".join(sorted(unused)))
@@ -221,6 +228,7 @@ def simple_evaluate(
         repeats,
         system_instruction,
         fewshot_random_seed,
+        dataset_root,
     )
 
     tags = parse_reasoning_tags_config(
@@ -252,6 +260,7 @@ def simple_evaluate(
         "use_cache": str(cache.path) if cache is not None else None,
         "cache_sampling": cache_sampling,
         "cache_requests": request_cache.mode if request_cache is not None else None,
+        "dataset_root": dataset_root,
         "resolved_cli_args": dict(cli_args or {}),
     }
     header = _results_header(model_info, model_args_dict, settings, system_instruction, started)
@@ -296,6 +305,8 @@ def simple_evaluate(
     results.update(_version_info())
     if writer is not None:
         results["output_files"] = {"results": writer.results_path}
+        if results.get("submissions"):
+            results["output_files"]["submissions"] = results.pop("submissions")
         writer.write_results(results)
     return results
 
@@ -405,7 +416,14 @@ def evaluate(
         if task_result.failed:
             results["n-samples"][task.task_name]["failed"] = len(task_result.failed)
             results["failures"][task.task_name] = throughput.failure_summary(task_result.failed)
-        scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed)
+        context = AggregationContext(
+            task.task_name,
+            writer.directory if writer is not None else None,
+            writer.timestamp if writer is not None else None,
+        )
+        scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed, context)
+        if context.written:
+            results.setdefault("submissions", {})[task.task_name] = context.written
         if baseline is not None:
             scores[task.task_name].update(_against_baseline(task_result, baseline))
         results["results"][task.task_name] = scores[task.task_name]

@@ -7,10 +7,11 @@ model guide), and scores filtered responses through ``process_results`` or the b
 from __future__ import annotations
 
 import copy
+import inspect
 import logging
 import os
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property, partial
 from typing import Any
 
@@ -70,6 +71,7 @@ class ConfigurableTask:
         self.gen_kwargs_override: dict[str, Any] = {}
         self.fewshot_seed: int = 1234
         self.predict_only = False
+        self.dataset_root: str | None = None  # local copies of Hub datasets (--dataset_root)
         if config.num_fewshot and not self._fewshot_split_name():
             raise ConfigError(
                 f"{yaml_path}: task '{config.task}': num_fewshot needs a fewshot_split or training_split"
@@ -110,13 +112,22 @@ class ConfigurableTask:
             return
         from lmms_eval.tasks._data import load_dataset_splits
 
-        loader = dataset_loader or load_dataset_splits
-        self._dataset = loader(
+        if dataset_loader is not None:
+            self._dataset = dataset_loader(
+                self.config.dataset_path,
+                self.config.dataset_name,
+                dict(self.config.dataset_kwargs),
+                self.base_dir,
+                self.task_name,
+            )
+            return
+        self._dataset = load_dataset_splits(
             self.config.dataset_path,
             self.config.dataset_name,
             dict(self.config.dataset_kwargs),
             self.base_dir,
             self.task_name,
+            dataset_root=self.dataset_root,
         )
 
     @property
@@ -148,8 +159,35 @@ class ConfigurableTask:
         if self.config.process_docs is not None:
             if hasattr(docs, "to_hf"):
                 docs = docs.to_hf()
-            docs = self.config.process_docs(docs)
+            fn = self.config.process_docs
+            if "load_config" in _parameters(fn):
+                docs = fn(docs, load_config=self.load_config)
+            else:
+                docs = fn(docs)
         return docs
+
+    def load_config(self, dataset_name: str | None, split: str) -> Any:
+        """Split ``split`` of another config of this task's dataset (from ``--dataset_root`` too).
+
+        ``process_docs`` functions that take a ``load_config`` keyword get this method, to join in
+        data kept in a second config (GQA keeps its images apart from its questions).
+        """
+        from lmms_eval.tasks._data import load_dataset_splits
+
+        splits = load_dataset_splits(
+            self.config.dataset_path,
+            dataset_name,
+            {k: v for k, v in self.config.dataset_kwargs.items() if k != "split"},
+            self.base_dir,
+            self.task_name,
+            dataset_root=self.dataset_root,
+        )
+        if split not in splits:
+            raise DatasetError(
+                f"task '{self.task_name}': split '{split}' is not in config '{dataset_name}' of "
+                f"'{self.config.dataset_path}' (splits: {', '.join(sorted(splits))})"
+            )
+        return splits[split]
 
     @property
     def eval_docs(self) -> Any:
@@ -464,6 +502,13 @@ class ConfigurableTask:
     def fingerprint(self) -> str:
         """Hash of everything in the config that can change a prompt or a score."""
         return hash_string(canonical_json(self.dump_config()))[:16]
+
+
+def _parameters(fn: Callable[..., Any]) -> Mapping[str, inspect.Parameter]:
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
 
 
 def _stringify(value: Any) -> Any:

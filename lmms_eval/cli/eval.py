@@ -137,6 +137,13 @@ FLAGS: list[Flag] = [
     Flag(("--system_instruction",), None, "system instruction prepended to every prompt", metavar="TEXT"),
     Flag(("--include_path",), None, "extra folder(s) of task YAMLs (comma-separated)", metavar="DIR"),
     Flag(
+        ("--dataset_root", "--dataset-root"),
+        None,
+        "folder of local copies of Hub datasets (DIR/<owner>/<name>: save_to_disk folders or "
+        "<split>.parquet/.jsonl files) used instead of the Hub (default: $LMMS_EVAL_DATASET_ROOT)",
+        metavar="DIR",
+    ),
+    Flag(
         ("--seed",),
         [0, 1234, 1234, 1234],
         "seeds for python, numpy, torch and few-shot sampling: one value or four",
@@ -430,6 +437,7 @@ def run_one(cfg: RunConfig) -> int:
         use_cache=cfg.use_cache,
         cache_sampling=cfg.cache_sampling,
         cache_requests=cfg.cache_requests,
+        dataset_root=cfg.dataset_root,
     )
     print(
         f"\n{cfg.model} ({cfg.model_args or 'default args'}), limit: {cfg.limit}, num_fewshot: {cfg.num_fewshot}, batch_size: {cfg.batch_size}"

@@ -29,6 +29,7 @@ class RunConfig(BaseModel):
     gen_kwargs: str | dict[str, Any] = ""
     system_instruction: str | None = None
     include_path: str | None = None
+    dataset_root: str | None = None
     seed: list[int | None]
     repeats: int | None = None
     bootstrap_iters: int = 1000

@@ -30,6 +30,13 @@ from lmms_eval.errors import DatasetError
 from lmms_eval.tasks._data_files import local_path as _local_path
 from lmms_eval.tasks._data_files import resolve_data_files
 from lmms_eval.tasks._data_files import short_error as _short
+from lmms_eval.tasks._dataset_root import (
+    config_folder,
+    data_files_by_split,
+    find_local_copy,
+    resolve_root,
+    searched,
+)
 from lmms_eval.tasks._hub import _offline_reason
 from lmms_eval.tasks._json_native import _load_json_natively
 
@@ -111,8 +118,13 @@ def load_dataset_splits(
     dataset_kwargs: Mapping[str, Any],
     base_dir: str,
     task_name: str,
+    dataset_root: str | None = None,
 ) -> dict[str, Any]:
-    """Load every split of a task's dataset as ``{split: rows}`` (``datasets`` objects or ListDataset)."""
+    """Load every split of a task's dataset as ``{split: rows}`` (``datasets`` objects or ListDataset).
+
+    With ``dataset_root`` (or ``$LMMS_EVAL_DATASET_ROOT``) a Hub id is first looked up there as a
+    local copy (see :mod:`lmms_eval.tasks._dataset_root`).
+    """
     if not dataset_path:
         raise DatasetError(f"task '{task_name}' has no dataset_path; set it in the task YAML")
     kwargs = datasets_kwargs(dataset_kwargs)
@@ -154,9 +166,37 @@ def load_dataset_splits(
         return _load_local_builder(file_builder, dataset_name, kwargs, base_dir, task_name)
     if local is not None:
         return _load_with_datasets(local, dataset_name, kwargs, task_name, offline_reason=None)
+    root = resolve_root(dataset_root)
+    if root is not None:
+        copy = find_local_copy(root, dataset_path)
+        if copy is not None:
+            return _load_local_copy(copy, dataset_name, kwargs, base_dir, task_name)
+        logger.warning(
+            "task %s: no local copy of '%s' under the dataset root (looked for %s); trying the Hub",
+            task_name,
+            dataset_path,
+            ", ".join(searched(root, dataset_path)),
+        )
     return _load_with_datasets(
         dataset_path, dataset_name, kwargs, task_name, offline_reason=_offline_reason()
     )
+
+
+def _load_local_copy(
+    folder: str, config: str | None, kwargs: dict[str, Any], base_dir: str, task_name: str
+) -> dict[str, Any]:
+    """A Hub dataset from its copy under the dataset root (a save_to_disk folder or data files)."""
+    where = config_folder(folder, config, task_name)
+    logger.info("task %s: loading the local copy %s", task_name, where)
+    if _is_saved_dataset(where):
+        return _load_from_disk(where, kwargs.get("split"), task_name)
+    try:
+        builder, files = data_files_by_split(where)
+    except DatasetError as exc:
+        raise DatasetError(f"task '{task_name}': {exc}") from None
+    local_kwargs = {k: v for k, v in kwargs.items() if k not in ("data_files", "data_dir", "token")}
+    local_kwargs["data_files"] = files
+    return _load_local_builder(builder, None, local_kwargs, base_dir, task_name)
 
 
 def _load_local_builder(
