@@ -1,4 +1,4 @@
-"""``lmms-eval tasks [list|groups|tags|subtasks|validate]``."""
+"""``lmms-eval tasks [list|groups|tags|subtasks|benchmarks|validate]``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 from lmms_eval.cli._format import markdown_table
 
-ACTIONS = ("list", "groups", "tags", "subtasks", "validate")
+ACTIONS = ("list", "groups", "tags", "subtasks", "benchmarks", "validate")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.verbosity)
     if args.action == "validate":
         return validate(args.include_path)
+    if args.action == "benchmarks":
+        return print_benchmarks(args.include_path)
     return print_listing(args.action, args.include_path)
 
 
@@ -67,6 +69,15 @@ def print_listing(action: str, include_path: str | None) -> int:
         print(markdown_table(["Task", "Config Location", "Output Type"], rows))
     for dup in index.duplicates.values():
         print(f"warning: task name '{dup.name}' is defined in several files: {', '.join(dup.paths)}")
+    return 0
+
+
+def print_benchmarks(include_path: str | None) -> int:
+    """The benchmark catalog (tasks with ``metadata.benchmark``) as a Markdown table."""
+    from lmms_eval.tasks import TaskManager
+    from lmms_eval.tasks.catalog import benchmark_rows, render_markdown
+
+    print(render_markdown(benchmark_rows(TaskManager(include_path=include_path))), end="")
     return 0
 
 
