@@ -494,6 +494,19 @@ def test_hub_sizes_from_builder_metadata_and_per_task_failures(
     assert "| 900 " in ok_row and "Insufficient" in ok_row
 
 
+def test_published_size_when_the_hub_metadata_is_unavailable(
+    write_files, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_metadata(path: str, name: str | None = None, **kwargs: Any) -> Any:
+        raise FileNotFoundError(f"Dataset {path} is not cached")
+
+    monkeypatch.setattr(datasets, "load_dataset_builder", no_metadata)
+    bench = "dataset_path: org/gone\ntest_split: test\nmetadata:\n  benchmark:\n    size: 2374\n"
+    root = write_files({"h/b.yaml": _yaml("hub_bench", bench)}, tmp_path / "tasks")
+    size = task_sizes(["hub_bench"], str(root))["hub_bench"]
+    assert (size.n, size.source, size.reason) == (2374, "metadata.benchmark.size", None)
+
+
 def test_hub_sizes_from_the_offline_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Hub dataset prepared once earlier: its split sizes come from the cache's metadata, offline."""
     import glob

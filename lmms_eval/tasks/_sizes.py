@@ -103,6 +103,12 @@ def split_size(task: ConfigurableTask, via: str | None = None) -> SizeInfo:
         )
     except (_SizeUnknown, LmmsEvalError) as exc:
         reason = str(exc).removeprefix(f"task '{task.task_name}': ")
+        published = _published_size(task)
+        if published is not None:  # e.g. a Hub dataset that is not cached while offline
+            logger.info("task %s: using the published size %d (%s)", task.task_name, published, reason)
+            return SizeInfo(
+                task.task_name, split, published, "metadata.benchmark.size", has_process_docs, via
+            )
         logger.info("task %s: size of split '%s' unknown: %s", task.task_name, split, reason)
         return SizeInfo(task.task_name, split, None, None, has_process_docs, via, reason)
     except (OSError, ValueError, KeyError, TypeError, csv.Error) as exc:  # unreadable or malformed files
@@ -113,6 +119,13 @@ def split_size(task: ConfigurableTask, via: str | None = None) -> SizeInfo:
         return SizeInfo(task.task_name, split, None, None, has_process_docs, via, reason)
     logger.debug("task %s: split '%s' has %d docs (%s)", task.task_name, split, n, source)
     return SizeInfo(task.task_name, split, n, source, has_process_docs, via)
+
+
+def _published_size(task: ConfigurableTask) -> int | None:
+    """``metadata.benchmark.size`` of a bundled benchmark (see :mod:`lmms_eval.tasks.catalog`)."""
+    info = task.config.metadata.get("benchmark")
+    size = info.get("size") if isinstance(info, dict) else None
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
 
 
 # -- split specs ("test", "test[:100]", "train+test[10%:]") ------------------------------------------
