@@ -132,7 +132,8 @@ def aggregate_task(
 
 def _sub_aggregation(fn: Callable[..., Any], name: str) -> Callable[[list[Any]], Any]:
     def sub(items: list[Any]) -> Any:
-        return fn(items)[name]
+        # a resample may miss every doc of a category, so its entry can be absent: no value then
+        return fn(items).get(name, math.nan)
 
     return sub
 

@@ -27,7 +27,7 @@ metadata:
   benchmark:
     family: Bench
     size: 1500
-    metric: acc_a, acc_b
+    metric: acc_a, exact_match,flexible-extract
     judge: {judge}
     deviations:
       - "Counts a | b correctly."
@@ -59,10 +59,25 @@ def test_rows_come_from_metadata_and_groups(write_files: Any, tmp_path: pathlib.
     assert row.groups == ("bench_all",)
     table = render_markdown(rows)
     assert (
-        "| `bench_one` | Bench | `owner/Bench (cfg)` | val | 1,500 | `acc_a`, `acc_b` | optional | `bench_all` |"
+        "| `bench_one` | Bench | `owner/Bench (cfg)` | val | 1,500 | `acc_a`, `exact_match,flexible-extract` | optional | `bench_all` |"
         in table
     )
     assert "- `bench_one`: Counts a | b correctly." in table
+
+
+def test_shared_deviations_are_listed_once_and_submission_tasks_say_so(
+    write_files: Any, tmp_path: pathlib.Path
+) -> None:
+    hidden = TASK.format(name="bench_two", judge="no").replace(
+        "metric: acc_a, exact_match,flexible-extract", "metric: submission"
+    )
+    root = write_files(
+        {"t/one.yaml": TASK.format(name="bench_one", judge="no"), "t/two.yaml": hidden}, tmp_path
+    )
+    table = render_markdown(benchmark_rows(TaskManager(include_path=str(root / "t"), include_defaults=False)))
+    assert "- `bench_one`, `bench_two`: Counts a | b correctly." in table
+    assert table.count("Counts a") == 1
+    assert "| submission file (answers hidden) |" in table
 
 
 def test_bad_judge_value_names_file_and_allowed_values(write_files: Any, tmp_path: pathlib.Path) -> None:

@@ -84,3 +84,25 @@ def interleaved_message(
     if rest.strip() or not content:
         content.append({"type": "text", "text": rest})
     return [{"role": "user", "content": content}]
+
+
+# -- ready-made doc_to_* functions for the common "one image and a question" layout ---------------
+# Reference them from a task YAML, e.g. ``doc_to_text: !function lmms_eval.api.prompts.doc_question``.
+
+
+def doc_image(doc: Mapping[str, Any]) -> list[Any]:
+    """``doc_to_visual``: the doc's ``image`` in RGB (none when the field is empty or missing)."""
+    image = doc.get("image")
+    return [] if image is None else [rgb(image)]
+
+
+def doc_question(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    """``doc_to_text``: ``pre_prompt + question + post_prompt`` (the question stripped)."""
+    return with_prompts(str(doc["question"]).strip(), lmms_eval_specific_kwargs)
+
+
+def doc_image_question(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """``doc_to_messages``: one user turn with :func:`doc_image` then :func:`doc_question`."""
+    return user_message(doc_image(doc), doc_question(doc, lmms_eval_specific_kwargs))

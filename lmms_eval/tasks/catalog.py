@@ -6,7 +6,7 @@ A bundled benchmark task's YAML carries::
       benchmark:
         family: MMMU          # display name
         size: 900             # documents in the evaluated split (the published figure)
-        metric: mmmu_acc      # headline result key(s)
+        metric: mmmu_acc      # headline result key(s): a list, or a string separated by ", "
         judge: "no"           # "no" | "optional" | "yes"
         deviations: [...]     # deliberate differences from the published package's scoring
 
@@ -47,13 +47,19 @@ class BenchmarkRow:
     deviations: tuple[str, ...] = field(default_factory=tuple)
 
     @property
+    def metrics(self) -> list[str]:
+        """The result keys: ``metric`` split at ", " (a key such as ``exact_match,flexible-extract``
+        has no space after its comma); a YAML list is kept as it is."""
+        return [m.strip() for m in self.metric.split(", ") if m.strip()]
+
+    @property
     def dataset_label(self) -> str:
         return f"{self.dataset} ({self.config})" if self.config else self.dataset
 
 
 def _text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(str(v).strip() for v in value)
     return "" if value is None else str(value)
 
 
@@ -133,7 +139,7 @@ def _cell(text: str) -> str:
 def render_markdown(rows: Iterable[BenchmarkRow]) -> str:
     """The catalog as a Markdown table, then the deviations list."""
     rows = list(rows)
-    header = "| Task | Benchmark | Dataset | Split | Size | Metric (result key) | Judge | Groups |"
+    header = "| Task | Benchmark | Dataset | Split | Size | Metric | Judge | Groups |"
     lines = [header, "|---|---|---|---|---:|---|---|---|"]
     for r in rows:
         cells = [
@@ -142,18 +148,22 @@ def render_markdown(rows: Iterable[BenchmarkRow]) -> str:
             f"`{r.dataset_label}`",
             r.split,
             "" if r.size is None else f"{r.size:,}",
-            ", ".join(f"`{m.strip()}`" for m in r.metric.split(",") if m.strip()),
+            "submission file (answers hidden)"
+            if r.metrics == ["submission"]
+            else ", ".join(f"`{m}`" for m in r.metrics),
             r.judge,
             ", ".join(f"`{g}`" for g in r.groups),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     lines += ["", "### Deliberate deviations from the published scoring", ""]
-    deviating = [r for r in rows if r.deviations]
-    if not deviating:
-        lines.append("None.")
-    for r in deviating:
+    tasks_of: dict[str, list[str]] = {}  # a deviation shared by several tasks is listed once
+    for r in rows:
         for text in r.deviations:
-            lines.append(f"- `{r.task}`: {text}")
+            tasks_of.setdefault(text, []).append(r.task)
+    if not tasks_of:
+        lines.append("None.")
+    for text, tasks in tasks_of.items():
+        lines.append(f"- {', '.join(f'`{t}`' for t in tasks)}: {text}")
     return "\n".join(lines) + "\n"
 
 
