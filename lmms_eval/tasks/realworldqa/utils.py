@@ -1,0 +1,29 @@
+"""RealWorldQA: the question is the whole prompt; letter and open answers are matched differently."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval.api.prompts import rgb, user_message, with_prompts
+from lmms_eval.scoring.choice import choice_or_text_match
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
+    return [rgb(doc["image"])]
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """The question as published (it already lists the options and how to answer)."""
+    return with_prompts(str(doc["question"]), lmms_eval_specific_kwargs)
+
+
+def doc_to_messages(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    return user_message(doc_to_visual(doc), doc_to_text(doc, lmms_eval_specific_kwargs))
+
+
+def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
+    """1.0 when a letter gold (A-D) is the letter extracted from the output, or when an open gold
+    equals the whole output (ignoring case and a trailing full stop)."""
+    return {"exact_match": float(choice_or_text_match(results[0], doc["answer"]))}
