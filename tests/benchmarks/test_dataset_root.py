@@ -53,8 +53,6 @@ def _rows(n: int) -> list[dict[str, Any]]:
     ]
 
 
-
-
 def _features() -> Any:
     import datasets
 
