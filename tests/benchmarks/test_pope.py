@@ -134,3 +134,23 @@ def test_pope_is_deterministic_with_vectorised_error_bars(pope_data: None, run_b
     assert first == second
     assert _scores({"results": {"pope": first}}) == EXPECTED
     assert first["pope_f1_score_stderr,none"] > 0
+
+
+def test_cli_runs_pope_from_a_dataset_root(hub_dataset: Any, dataset_root: Any, tmp_path: Any) -> None:
+    """The CLI with --dataset_root and the oracle dummy model: every answer right, files written."""
+    import json
+    from pathlib import Path
+
+    from lmms_eval.cli import main
+
+    hub_dataset("lmms-lab-encoder/POPE", "test", _rows(QUESTIONS, "adversarial"), _features())
+    out = tmp_path / "out"
+    argv = ["--model", "dummy", "--model_args", "answer_field=answer", "--tasks", "pope"]
+    argv += ["--dataset_root", str(dataset_root), "--output_path", str(out), "--log_samples"]
+    assert main(argv) == 0
+    [results_file] = list(Path(out).rglob("*_results.json"))
+    scores = json.loads(results_file.read_text())["results"]["pope"]
+    # the oracle answers the gold "yes"/"no": all 8 right; TP 4, FP 0, FN 0; gold yes 4/8
+    assert scores["pope_accuracy,none"] == 1.0 and scores["pope_f1_score,none"] == 1.0
+    assert scores["pope_yes_ratio,none"] == 0.5
+    assert len(list(Path(out).rglob("*_samples_pope.jsonl"))) == 1
