@@ -332,16 +332,14 @@ def _group_all_correct(items: Iterable[Mapping[str, Any]], keys: Sequence[str]) 
     return list(groups.values())
 
 
-def hb_scores(
-    items: Sequence[Mapping[str, Any]], metric: str, fill_missing: bool = False
-) -> dict[str, float]:
+def hb_scores(items: Sequence[Mapping[str, Any]], metric: str) -> dict[str, float]:
     """One HallusionBench metric (×100) overall and per category: ``{metric, metric_VD, metric_VS}``.
 
     ``aAcc``: share of correct questions. ``qAcc``: share of question groups (same category,
     subcategory, set_id and question_id, i.e. one question asked of a set's figures) answered
     correctly throughout. ``fAcc``: share of figure groups (same category, subcategory, set_id and
     figure_id, i.e. every question about one figure) answered correctly throughout. Categories
-    without items are left out, or NaN with ``fill_missing`` (bootstrap resamples may miss one).
+    without items are left out (a bootstrap resample that misses one gets no value for it).
     """
     keys = {"aAcc": None, "qAcc": HB_QUESTION_KEYS, "fAcc": HB_FIGURE_KEYS}
     if metric not in keys:
@@ -356,8 +354,8 @@ def hb_scores(
     report = {metric: score(items)}
     for category in HB_CATEGORIES:
         subset = [item for item in items if item["category"] == category]
-        if subset or fill_missing:
-            report[f"{metric}_{category}"] = score(subset) if subset else math.nan
+        if subset:
+            report[f"{metric}_{category}"] = score(subset)
     return report
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval.api.context import AggregationContext
 from lmms_eval.scoring.yesno import hb_gold, hb_judged_items, hb_rule_items, hb_scores
 
 METRICS = ("aAcc", "qAcc", "fAcc")
@@ -35,16 +34,16 @@ def process_results_batch_judge(docs: list[dict[str, Any]], results: list[list[A
     return [_metrics(item) for item in items]
 
 
-def aggregate_aacc(items: list[dict[str, Any]], context: AggregationContext) -> dict[str, float]:
-    """Question accuracy ×100, overall and per category (VD, VS; NaN when a bootstrap resample misses one)."""
-    return hb_scores(items, "aAcc", fill_missing=context.dry)
+def aggregate_aacc(items: list[dict[str, Any]]) -> dict[str, float]:
+    """Question accuracy ×100, overall and per category (VD, VS)."""
+    return hb_scores(items, "aAcc")
 
 
-def aggregate_qacc(items: list[dict[str, Any]], context: AggregationContext) -> dict[str, float]:
+def aggregate_qacc(items: list[dict[str, Any]]) -> dict[str, float]:
     """Question-group accuracy ×100 (all figures of a set answered right), overall and per category."""
-    return hb_scores(items, "qAcc", fill_missing=context.dry)
+    return hb_scores(items, "qAcc")
 
 
-def aggregate_facc(items: list[dict[str, Any]], context: AggregationContext) -> dict[str, float]:
+def aggregate_facc(items: list[dict[str, Any]]) -> dict[str, float]:
     """Figure accuracy ×100 (all questions about a figure answered right), overall and per category."""
-    return hb_scores(items, "fAcc", fill_missing=context.dry)
+    return hb_scores(items, "fAcc")
