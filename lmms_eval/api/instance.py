@@ -12,6 +12,13 @@ OutputType = Literal[
     "generate_until_multi_round",
 ]
 RequestType = Literal["loglikelihood", "generate_until", "generate_until_multi_round"]
+# why a request has no answer: ``error`` (the model or API failed, after retries), ``not_sent``
+# (the token budget was spent, the task's circuit breaker opened or the run was stopped),
+# ``refusal`` (the model declined: an API reply with ``content: null`` and a refusal), ``filtered``
+# (a provider's content filter withheld the answer), ``input`` (the document or its media could not
+# be turned into a request)
+FailureKind = Literal["error", "not_sent", "refusal", "filtered", "input"]
+FAILURE_KINDS: tuple[str, ...] = get_args(FailureKind)
 REQUEST_TYPES: tuple[str, ...] = get_args(RequestType)
 
 
@@ -50,9 +57,12 @@ class RequestFailure:
     attempts: int = 1
     retryable: bool = True
     token_counts: TokenCounts | None = None
+    kind: FailureKind = "error"
 
     def __str__(self) -> str:
-        return f"request failed after {self.attempts} attempt(s): {self.error}"
+        if self.kind == "error":
+            return f"request failed after {self.attempts} attempt(s): {self.error}"
+        return f"{self.kind}: {self.error}"
 
 
 @dataclass

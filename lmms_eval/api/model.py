@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.errors import ModelArgsError, did_you_mean
 from lmms_eval.utils import parse_arg_string
@@ -90,6 +91,19 @@ class lmms(abc.ABC):
         gc.collect()
         if torch is not None and torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+    @property
+    def gate(self) -> RequestGate:
+        """The run's :class:`~lmms_eval.api.gate.RequestGate`: ask :meth:`RequestGate.admit` before a
+        request, report each answer with :meth:`RequestGate.done`. An open gate outside a run."""
+        gate = self.__dict__.get("_gate")
+        if gate is None:
+            gate = self.__dict__["_gate"] = RequestGate(breaker_after=None)
+        return gate
+
+    @gate.setter
+    def gate(self, gate: RequestGate) -> None:
+        self.__dict__["_gate"] = gate
 
     # -- construction ---------------------------------------------------------------------------
 
