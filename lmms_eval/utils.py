@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lmms_eval.errors import ModelArgsError
+from lmms_eval.secrets import REDACTED, redact  # noqa: F401 - the one redaction function, re-exported
 
 
 class _BraceLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -186,38 +187,6 @@ def hash_string(text: str) -> str:
 
 def hash_object(obj: Any) -> str:
     return hash_string(canonical_json(obj))
-
-
-_SECRET_KEY_RE = re.compile(
-    r"^(?:.*[_\-.])?(api_?key|access_?key|secret_?key|private_?key|token|secret|password|passwd|credentials?)$",
-    re.IGNORECASE,
-)
-_SECRET_VALUE_RE = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{16,})\b")
-_SECRET_ARG_RE = re.compile(
-    r"((?:^|,)\s*[\w.]*(?:api_?key|token|secret|password)[\w.]*\s*=)([^,]*)", re.IGNORECASE
-)
-REDACTED = "[REDACTED]"
-
-
-def redact(obj: Any) -> Any:
-    """Replace values of secret-looking keys, and token-looking strings, with ``[REDACTED]``."""
-    if isinstance(obj, Mapping):
-        out: dict[str, Any] = {}
-        for key, value in obj.items():
-            if isinstance(key, str) and _SECRET_KEY_RE.search(key) and value not in (None, "", False):
-                out[key] = REDACTED if not isinstance(value, bool) else value
-            else:
-                out[key] = redact(value)
-        return out
-    if isinstance(obj, (list, tuple)):
-        return [redact(v) for v in obj]
-    if isinstance(obj, str):
-        if "=" not in obj and "hf_" not in obj and "sk-" not in obj:
-            return obj  # the common case: nothing that could hold a secret
-        redacted = _SECRET_VALUE_RE.sub(REDACTED, obj)
-        # k=v,k=v strings: redact secret keys inside them too
-        return _SECRET_ARG_RE.sub(lambda m: m.group(1) + REDACTED, redacted)
-    return obj
 
 
 _NAME_KEYS = (
