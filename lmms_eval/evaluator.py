@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import sys
 import time
@@ -18,12 +19,14 @@ import numpy as np
 
 from lmms_eval import aggregation, inference, postprocess, throughput
 from lmms_eval.api.context import AggregationContext
+from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.model import lmms
 from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config
 from lmms_eval.api.task import ConfigurableTask
 from lmms_eval.errors import ConfigError, ModelArgsError
 from lmms_eval.loggers.results import RESULTS_SCHEMA_VERSION, OutputWriter
+from lmms_eval.secrets import register_secrets_from
 from lmms_eval.tasks import TaskManager
 from lmms_eval.utils import (
     file_timestamp,
@@ -64,6 +67,25 @@ def resolve_limit(limit: int | float | None, total: int) -> int | None:
     return int(limit)
 
 
+def describe_model(model: str | lmms, force_simple: bool = False) -> dict[str, Any]:
+    """Model id, backend class and name for the results file, without loading the model."""
+    if isinstance(model, lmms):
+        cls = type(model)
+        return {
+            "model": cls.__name__,
+            "model_id": getattr(model, "_model_name", None) or cls.__name__,
+            "model_backend": f"{cls.__module__}.{cls.__qualname__} ({'simple' if cls.is_simple else 'chat'})",
+        }
+    from lmms_eval.models import ensure_registry
+
+    resolved = ensure_registry().resolve(model, force_simple)
+    return {
+        "model": model,
+        "model_id": resolved.model_id,
+        "model_backend": f"{resolved.class_path} ({resolved.model_type})",
+    }
+
+
 def build_model(
     model: str | lmms,
     model_args: str | Mapping[str, Any] | None,
@@ -74,18 +96,12 @@ def build_model(
     trust_remote_code: bool = False,
 ) -> tuple[lmms, dict[str, Any]]:
     """The model instance and a description of it for the results file."""
+    info = describe_model(model, force_simple)
     if isinstance(model, lmms):
-        cls = type(model)
-        return model, {
-            "model": cls.__name__,
-            "model_id": getattr(model, "_model_name", None) or cls.__name__,
-            "model_backend": f"{cls.__module__}.{cls.__qualname__} ({'simple' if cls.is_simple else 'chat'})",
-        }
+        return model, info
     from lmms_eval.models import ensure_registry
 
-    registry = ensure_registry()
-    resolved = registry.resolve(model, force_simple)
-    cls = registry.get_model_class(model, force_simple)
+    cls = ensure_registry().get_model_class(model, force_simple)
     extra = {"batch_size": batch_size, "max_batch_size": max_batch_size, "device": device}
     if trust_remote_code:  # only models whose constructor takes it receive it
         extra["trust_remote_code"] = True
@@ -93,17 +109,12 @@ def build_model(
         instance = cls.create_from_arg_string(model_args or "", extra)
     except ModelArgsError as exc:
         raise ModelArgsError(f"--model {model}: {exc}") from None
-    instance._model_name = resolved.model_id
-    return instance, {
-        "model": model,
-        "model_id": resolved.model_id,
-        "model_backend": f"{resolved.class_path} ({resolved.model_type})",
-    }
+    instance._model_name = info["model_id"]
+    return instance, info
 
 
 def configure_tasks(
     leaves: Sequence[ConfigurableTask],
-    lm: lmms,
     model_names: Sequence[str],
     gen_kwargs: Mapping[str, Any] | None,
     num_fewshot: int | None,
@@ -113,7 +124,7 @@ def configure_tasks(
     fewshot_seed: int | None,
     dataset_root: str | None = None,
 ) -> None:
-    """Apply run-level overrides to each task and hand its docs to the model."""
+    """Apply run-level overrides to each task (before the model loads)."""
     for task in leaves:
         task.set_model_names(*model_names)
         task.dataset_root = dataset_root
@@ -133,7 +144,6 @@ def configure_tasks(
         task.system_instruction = system_instruction
         if fewshot_seed is not None:
             task.fewshot_seed = fewshot_seed
-        lm.task_dict[task.task_name] = task.model_docs()
 
 
 def leaf_tasks(nodes: Mapping[str, Node]) -> list[ConfigurableTask]:
@@ -198,6 +208,7 @@ def simple_evaluate(
         logger.warning("simple_evaluate ignores unknown arguments: %s", ", ".join(sorted(unused)))
     started = utc_now()
     start_clock = time.perf_counter()
+    register_secrets_from(parse_arg_string(model_args))
     set_seeds(random_seed, numpy_random_seed, torch_random_seed)
     task_names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else list(tasks)
     if not task_names:
@@ -208,19 +219,15 @@ def simple_evaluate(
         from lmms_eval.compare import load_doc_scores
 
         baseline_scores = load_doc_scores(baseline)
-    # opened before the model loads, so a damaged cache fails fast
+    # everything that can be checked without the model is checked before it loads
     cache, request_cache = _open_caches(use_cache, cache_requests)
-
-    lm, model_info = build_model(
-        model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code
-    )
+    model_info = describe_model(model, force_simple)
     model_names = [str(model) if isinstance(model, str) else "", model_info["model_id"]]
     manager = task_manager or TaskManager(model_name=model_names[0] or None)
     nodes = manager.load_task_or_group(task_names)
     leaves = leaf_tasks(nodes)
     configure_tasks(
         leaves,
-        lm,
         model_names,
         parsed_gen_kwargs,
         num_fewshot,
@@ -230,14 +237,19 @@ def simple_evaluate(
         fewshot_random_seed,
         dataset_root,
     )
-
-    tags = parse_reasoning_tags_config(
-        DEFAULT_REASONING_TAGS if reasoning_tags is _DEFAULT else reasoning_tags
-    )
     model_args_dict = parse_arg_string(model_args) if not isinstance(model, lmms) else {}
     writer = None
     if output_path:
         writer = OutputWriter(output_path, sanitize_model_name(model_info["model_id"], model_args_dict))
+
+    lm, model_info = build_model(
+        model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code
+    )
+    for task in leaves:
+        lm.task_dict[task.task_name] = task.model_docs()
+    tags = parse_reasoning_tags_config(
+        DEFAULT_REASONING_TAGS if reasoning_tags is _DEFAULT else reasoning_tags
+    )
     settings = {
         "model_args": model_args_dict if not isinstance(model_args, str) else model_args,
         "batch_size": batch_size,
@@ -290,6 +302,9 @@ def simple_evaluate(
             response_cache=session,
             request_cache=request_cache,
         )
+    except EvaluationInterrupted as exc:
+        _finish(exc.results, header, writer, started, start_clock)
+        raise
     finally:
         if writer is not None:
             writer.close()
@@ -297,16 +312,31 @@ def simple_evaluate(
             session.close()
         elif cache is not None:
             cache.close()
-    ended = utc_now()
+    return _finish(results, header, writer, started, start_clock)
+
+
+def _finish(
+    results: dict[str, Any],
+    header: Mapping[str, Any],
+    writer: OutputWriter | None,
+    started: Any,
+    start_clock: float,
+) -> dict[str, Any]:
+    """Add the run description, times, versions and file names; write the final results file."""
     results.update(header)
-    results["end_time"] = iso_timestamp(ended)
+    results["end_time"] = iso_timestamp(utc_now())
     results["date"] = file_timestamp(started)
     results["total_evaluation_time_seconds"] = round(time.perf_counter() - start_clock, 3)
     results.update(_version_info())
     if writer is not None:
-        results["output_files"] = {"results": writer.results_path}
+        files: dict[str, Any] = {"results": writer.results_path}
+        samples = {t: writer.samples_path(t) for t in results["results"]}
+        samples = {t: path for t, path in samples.items() if os.path.exists(path)}
+        if samples:
+            files["samples"] = samples
         if results.get("submissions"):
-            results["output_files"]["submissions"] = results.pop("submissions")
+            files["submissions"] = results.pop("submissions")
+        results["output_files"] = files
         writer.write_results(results)
     return results
 
@@ -389,63 +419,144 @@ def evaluate(
         "usage": {"by_task": {}},
         "failures": {},
     }
-    budget = inference.TokenBudget(max_tokens)
-    sink = writer.write_sample if writer is not None else None
-    scores: dict[str, dict[str, Any]] = {}
-    task_results: dict[str, aggregation.TaskResult] = {}
-    for task in leaves:
-        requests = _build_requests(lm, task, limit, offset, write_out, request_cache)
-        results["n-samples"][task.task_name] = {
-            "original": len(task.eval_docs),
-            "effective": len({r.doc_id for r in requests}),
-        }
-        model_call = None
-        if response_cache is not None:
-            model_call = response_cache.model_call(lm, {task.task_name: task.fingerprint()})
-        timings = inference.run_requests(
-            lm, requests, model_call=model_call, show_progress=show_progress, budget=budget
-        )
-        results["timings"][task.task_name] = {k: round(v, 4) for k, v in timings.items()}
-        results["throughput"][task.task_name] = throughput.summarize(
-            task.task_name, requests, sum(timings.values())
-        )
-        postprocess.apply_filters(task, requests, reasoning_tags)
-        task_result = postprocess.score_task(task, requests, log_samples, sink, show_progress)
-        task_results[task.task_name] = task_result
-        results["usage"]["by_task"][task.task_name] = throughput.usage(requests)
-        if task_result.failed:
-            results["n-samples"][task.task_name]["failed"] = len(task_result.failed)
-            results["failures"][task.task_name] = throughput.failure_summary(task_result.failed)
-        context = AggregationContext(
-            task.task_name,
-            writer.directory if writer is not None else None,
-            writer.timestamp if writer is not None else None,
-        )
-        scores[task.task_name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed, context)
-        if context.written:
-            results.setdefault("submissions", {})[task.task_name] = context.written
-        if baseline is not None:
-            scores[task.task_name].update(_against_baseline(task_result, baseline))
-        results["results"][task.task_name] = scores[task.task_name]
-        results["task_hashes"][task.task_name] = _task_hash(task, requests)
-        if writer is not None:
-            writer.close_samples(task.task_name)
-            writer.write_results({**(header or {}), **results, "status": "running"})
+    gate = RequestGate(max_tokens)
+    run = _TaskRunner(
+        lm, gate, results, limit, offset, log_samples, reasoning_tags, writer, header, show_progress
+    )
+    current = ""
+    try:
+        for task in leaves:
+            current = task.task_name
+            run.task(task, bootstrap_iters, seed, write_out, baseline, response_cache, request_cache)
+    except KeyboardInterrupt:
+        gate.stop("interrupted")
+        results["status"] = "interrupted"
+        results["interrupted_task"] = current
+        _usage_totals(results, gate)
+        logger.warning("interrupted during task %s; the tasks finished before are kept", current)
+        raise EvaluationInterrupted(results) from None
 
-    group_scores, group_subtasks = aggregation.aggregate_groups(task_dict, task_results, scores)
+    group_scores, group_subtasks = aggregation.aggregate_groups(task_dict, run.task_results, run.scores)
     results["groups"] = group_scores
     results["group_subtasks"] = group_subtasks
     for name, node in _all_groups(task_dict).items():
         results["versions"][name] = node.VERSION
-    results["usage"]["total"] = throughput.total_usage(results["usage"]["by_task"].values())
-    results["usage"]["budget_total_tokens"] = max_tokens
-    results["usage"]["budget_exceeded"] = budget.exhausted
+    _usage_totals(results, gate)
     results["status"] = "completed_with_failures" if results["failures"] else "completed"
     if response_cache is not None:
         results["cache"] = response_cache.summary()
     if request_cache is not None:
         results["request_cache"] = request_cache.summary()
     return results
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run. ``results`` holds the tasks finished before it (``status: interrupted``)."""
+
+    def __init__(self, results: dict[str, Any]) -> None:
+        super().__init__("interrupted")
+        self.results = results
+
+
+def _usage_totals(results: dict[str, Any], gate: RequestGate) -> None:
+    state = gate.state()
+    usage = results["usage"]
+    usage["total"] = throughput.total_usage(usage["by_task"].values())
+    usage["budget_total_tokens"] = state.budget
+    usage["budget_used_tokens"] = state.used_tokens if state.budget is not None else None
+    usage["budget_exceeded"] = state.budget_exhausted
+
+
+class _TaskRunner:
+    """Runs one task at a time: requests -> inference -> filters -> scoring -> files."""
+
+    def __init__(
+        self,
+        lm: lmms,
+        gate: RequestGate,
+        results: dict[str, Any],
+        limit: int | float | None,
+        offset: int,
+        log_samples: bool,
+        reasoning_tags: list[tuple[str, str]] | None,
+        writer: OutputWriter | None,
+        header: Mapping[str, Any] | None,
+        show_progress: bool | None,
+    ) -> None:
+        self.lm, self.gate, self.results = lm, gate, results
+        self.limit, self.offset, self.log_samples = limit, offset, log_samples
+        self.reasoning_tags, self.writer, self.header = reasoning_tags, writer, header
+        self.show_progress = show_progress
+        self.scores: dict[str, dict[str, Any]] = {}
+        self.task_results: dict[str, aggregation.TaskResult] = {}
+
+    def task(
+        self,
+        task: ConfigurableTask,
+        bootstrap_iters: int,
+        seed: int,
+        write_out: bool,
+        baseline: Any,
+        response_cache: ResponseCacheSession | None,
+        request_cache: RequestCache | None,
+    ) -> None:
+        lm, results, name, writer = self.lm, self.results, task.task_name, self.writer
+        requests = _build_requests(lm, task, self.limit, self.offset, write_out, request_cache)
+        results["n-samples"][name] = {
+            "original": len(task.eval_docs),
+            "effective": len({r.doc_id for r in requests}),
+        }
+        model_call = None
+        if response_cache is not None:
+            model_call = response_cache.model_call(lm, {name: task.fingerprint()})
+        self.gate.start_task(name)
+        timings = inference.run_requests(
+            lm, requests, model_call=model_call, show_progress=self.show_progress, gate=self.gate
+        )
+        results["timings"][name] = {k: round(v, 4) for k, v in timings.items()}
+        results["throughput"][name] = throughput.summarize(name, requests, sum(timings.values()))
+        postprocess.apply_filters(task, requests, self.reasoning_tags)
+        sink = writer.write_sample if writer is not None else None
+        task_result = postprocess.score_task(task, requests, self.log_samples, sink, self.show_progress)
+        self.task_results[name] = task_result
+        results["usage"]["by_task"][name] = throughput.usage(requests)
+        if task_result.failed:
+            results["n-samples"][name]["failed"] = len(task_result.failed)
+            results["failures"][name] = throughput.failure_summary(task_result.failed)
+            _log_not_sent(name, results["failures"][name], self.gate)
+        context = AggregationContext(
+            name,
+            writer.directory if writer is not None else None,
+            writer.timestamp if writer is not None else None,
+        )
+        self.scores[name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed, context)
+        if context.written:
+            results.setdefault("submissions", {})[name] = context.written
+        if baseline is not None:
+            self.scores[name].update(_against_baseline(task_result, baseline))
+        results["results"][name] = self.scores[name]
+        results["task_hashes"][name] = _task_hash(task, requests)
+        if writer is not None:
+            writer.close_samples(name)
+            writer.write_results({**(self.header or {}), **results, "status": "running"})
+
+
+def _log_not_sent(task_name: str, summary: Mapping[str, Any], gate: RequestGate) -> None:
+    """Say why documents were not asked (token budget, circuit breaker)."""
+    not_sent = summary.get("by_kind", {}).get("not_sent", 0)
+    if not not_sent:
+        return
+    state = gate.state()
+    if state.breaker_open:
+        logger.error("task %s: %s", task_name, state.breaker_open.removeprefix("not sent: "))
+    elif state.budget_exhausted:
+        logger.warning(
+            "task %s: the --max_tokens budget of %s was spent (%d tokens used); %d document(s) were not asked",
+            task_name,
+            state.budget,
+            state.used_tokens,
+            not_sent,
+        )
 
 
 def _build_requests(

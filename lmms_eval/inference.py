@@ -1,4 +1,10 @@
-"""Inference stage: send requests to the model grouped by request type, in chunks, with progress."""
+"""Inference stage: send requests to the model grouped by request type, in chunks, with progress.
+
+The stage puts the run's :class:`~lmms_eval.api.gate.RequestGate` on the model (``lm.gate``).
+Backends that report each answer to it give per-request progress (with an ETA), stop sending once
+the ``--max_tokens`` budget is spent or the task's circuit breaker opens, and stop at once on
+Ctrl-C; for backends that do not, the stage reports their answers per chunk.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import Instance, RequestFailure, unwrap_generation_output
 from lmms_eval.api.model import lmms
 
@@ -27,72 +34,83 @@ def default_model_call(lm: lmms) -> ModelCall:
     return call
 
 
-class TokenBudget:
-    """A total-token budget (``--max_tokens``) shared by all tasks of a run."""
-
-    def __init__(self, limit: int | None) -> None:
-        self.limit = limit
-        self.used = 0
-
-    def add(self, counts: dict[str, Any] | None) -> None:
-        if counts:
-            self.used += int(counts.get("input_tokens") or 0) + int(counts.get("output_tokens") or 0)
-
-    @property
-    def exhausted(self) -> bool:
-        return self.limit is not None and self.used >= self.limit
-
-
 def run_requests(
     lm: lmms,
     requests: Sequence[Instance],
     model_call: ModelCall | None = None,
     chunk_size: int | None = None,
     show_progress: bool | None = None,
-    budget: TokenBudget | None = None,
+    gate: RequestGate | None = None,
 ) -> dict[str, float]:
     """Fill ``resps`` and ``token_counts`` of every request; returns seconds spent per request type.
 
-    Each request is sent ``repeats`` times (consecutively). Requests go to the model in chunks so the
-    progress bar moves and a crash loses at most one chunk; models see chunks in request order and
-    must answer in that order. A :class:`RequestFailure` answer is recorded in ``failures``; once the
-    token ``budget`` is spent, the remaining requests are not sent and fail with that reason.
+    Each request is sent ``repeats`` times (consecutively). Requests go to the model in chunks so a
+    crash loses at most one chunk; models see chunks in request order and must answer in that
+    order. A :class:`RequestFailure` answer is recorded in ``failures``. Requests that already
+    carry a failure (their document could not be turned into a request) are never sent. On
+    KeyboardInterrupt the gate is stopped, so backend threads stop too, and the interrupt goes on.
     """
     call = model_call or default_model_call(lm)
+    gate = gate if gate is not None else RequestGate(breaker_after=None)
+    lm.gate = gate
     by_type: dict[str, list[Instance]] = defaultdict(list)
     for request in requests:
         by_type[request.request_type].append(request)
     timings: dict[str, float] = {}
     size = chunk_size or max(256, 32 * max(1, int(getattr(lm, "batch_size", 1) or 1)))
-    for request_type in [t for t in REQUEST_ORDER if t in by_type] + [
-        t for t in by_type if t not in REQUEST_ORDER
-    ]:
-        expanded = [r for r in by_type[request_type] for _ in range(max(1, r.repeats))]
-        for r in by_type[request_type]:
-            r.resps, r.token_counts = [], []
-        started = time.perf_counter()
-        disable = None if show_progress is None else not show_progress  # None: only on a terminal
-        with tqdm(total=len(expanded), desc=request_type, unit="req", disable=disable, leave=False) as bar:
-            for begin in range(0, len(expanded), size):
-                chunk = expanded[begin : begin + size]
-                if budget is not None and budget.exhausted:
-                    outputs = [RequestFailure(f"token budget of {budget.limit} exhausted", 0) for _ in chunk]
-                else:
-                    outputs = call(request_type, chunk)
-                if len(outputs) != len(chunk):
-                    raise RuntimeError(
-                        f"model {type(lm).__name__}.{request_type} returned {len(outputs)} results for {len(chunk)} requests"
-                    )
-                for request, output in zip(chunk, outputs):
-                    value, counts = unwrap_generation_output(output)
-                    if isinstance(value, RequestFailure):
-                        request.failures.append(str(value))
-                        value = None
-                    request.resps.append(value)
-                    request.token_counts.append(counts)
-                    if budget is not None:
-                        budget.add(counts)
-                bar.update(len(chunk))
-        timings[request_type] = time.perf_counter() - started
-        logger.info("%s: %d requests in %.2f s", request_type, len(expanded), timings[request_type])
+    order = [t for t in REQUEST_ORDER if t in by_type] + [t for t in by_type if t not in REQUEST_ORDER]
+    try:
+        for request_type in order:
+            for r in by_type[request_type]:
+                r.resps, r.token_counts = [], []
+            expanded = [r for r in by_type[request_type] if not r.failures for _ in range(max(1, r.repeats))]
+            started = time.perf_counter()
+            _run_type(lm, request_type, expanded, call, size, gate, show_progress)
+            timings[request_type] = time.perf_counter() - started
+            logger.info("%s: %d requests in %.2f s", request_type, len(expanded), timings[request_type])
+    except KeyboardInterrupt:
+        gate.stop("interrupted")
+        raise
+    finally:
+        gate.on_progress = None
     return timings
+
+
+def _run_type(
+    lm: lmms,
+    request_type: str,
+    expanded: list[Instance],
+    call: ModelCall,
+    size: int,
+    gate: RequestGate,
+    show_progress: bool | None,
+) -> None:
+    disable = None if show_progress is None else not show_progress  # None: only on a terminal
+    with tqdm(total=len(expanded), desc=request_type, unit="req", disable=disable, leave=False) as bar:
+        gate.on_progress = bar.update
+        for begin in range(0, len(expanded), size):
+            chunk = expanded[begin : begin + size]
+            reported_before = gate.start_chunk()
+            refusal = gate.refusal()
+            outputs = [refusal] * len(chunk) if refusal is not None else call(request_type, chunk)
+            if len(outputs) != len(chunk):
+                raise RuntimeError(
+                    f"model {type(lm).__name__}.{request_type} returned {len(outputs)} results for {len(chunk)} requests"
+                )
+            reported = gate.state().reported - reported_before
+            if reported == 0:  # a backend that does not report: account for the chunk here
+                for request, output in zip(chunk, outputs):
+                    gate.done(output, request)
+            elif reported < len(chunk):  # answered without the model (response cache hits)
+                bar.update(len(chunk) - reported)
+            _record(chunk, outputs)
+
+
+def _record(chunk: Sequence[Instance], outputs: Sequence[Any]) -> None:
+    for request, output in zip(chunk, outputs):
+        value, counts = unwrap_generation_output(output)
+        if isinstance(value, RequestFailure):
+            request.failures.append(str(value))
+            value = None
+        request.resps.append(value)
+        request.token_counts.append(counts)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from lmms_eval.api.instance import Instance
+from lmms_eval.api.instance import FAILURE_KINDS, Instance
 
 logger = logging.getLogger(__name__)
 
@@ -83,11 +83,36 @@ def total_usage(per_task: Iterable[dict[str, int]]) -> dict[str, int]:
     return out
 
 
+def failure_kind(error: str) -> str:
+    """The :data:`~lmms_eval.api.instance.FailureKind` of a recorded failure message."""
+    head = error.split(":", 1)[0]
+    return head if head in FAILURE_KINDS else "error"
+
+
+def _doc_kind(errors: list[str]) -> str:
+    """A document was not asked only if none of its requests was; else the first other kind."""
+    kinds = [failure_kind(e) for e in errors] or ["error"]
+    return next((k for k in kinds if k != "not_sent"), "not_sent")
+
+
 def failure_summary(failed: dict[int, list[str]], examples: int = 5) -> dict[str, Any]:
-    """How many documents of a task failed, with the first few errors."""
+    """How many documents of a task failed, by kind, with the first few errors.
+
+    ``doc_ids`` lists the first 50 failed documents; ``not_sent_doc_ids`` every document that was
+    never asked (token budget spent, circuit breaker open, run stopped), so a rerun knows them.
+    """
+    kinds = {d: _doc_kind(errors) for d, errors in failed.items()}
+    by_kind: dict[str, int] = {}
+    for kind in kinds.values():
+        by_kind[kind] = by_kind.get(kind, 0) + 1
     shown = sorted(failed.items())[:examples]
-    return {
+    summary: dict[str, Any] = {
         "docs": len(failed),
+        "by_kind": dict(sorted(by_kind.items())),
         "doc_ids": sorted(failed)[:50],
-        "examples": [{"doc_id": d, "errors": e[:2]} for d, e in shown],
+        "examples": [{"doc_id": d, "kind": kinds[d], "errors": e[:2]} for d, e in shown],
     }
+    not_sent = sorted(d for d, kind in kinds.items() if kind == "not_sent")
+    if not_sent:
+        summary["not_sent_doc_ids"] = not_sent
+    return summary

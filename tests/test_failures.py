@@ -58,8 +58,10 @@ def test_cli_exits_non_zero_on_failures_unless_allowed(
     assert main([*args, "--allow_failures"]) == 0
 
 
-def test_token_budget_stops_sending_requests() -> None:
+def test_token_budget_stops_sending_requests_between_chunks_of_a_silent_backend() -> None:
+    """A backend that does not report to the gate is held to the budget chunk by chunk."""
     from lmms_eval import inference
+    from lmms_eval.api.gate import RequestGate
     from lmms_eval.tasks import TaskManager
 
     class Counting(DummyChat):
@@ -73,12 +75,12 @@ def test_token_budget_stops_sending_requests() -> None:
     model = Counting()
     model.task_dict["demo_qa"] = task.model_docs()
     requests = task.build_all_requests(chat=True, limit=30)
-    budget = inference.TokenBudget(150)
-    inference.run_requests(model, requests, chunk_size=10, show_progress=False, budget=budget)
+    gate = RequestGate(150)
+    inference.run_requests(model, requests, chunk_size=10, show_progress=False, gate=gate)
     assert Counting.calls == 10  # one chunk of 10 spends 1,000 tokens; nothing more is sent
-    assert budget.exhausted and budget.used == 1000
+    assert gate.state().budget_exhausted and gate.state().used_tokens == 1000
     assert all(not r.failures for r in requests[:10])
-    assert all("token budget of 150 exhausted" in r.failures[0] for r in requests[10:])
+    assert all("token budget of 150 (--max_tokens) was spent" in r.failures[0] for r in requests[10:])
     results = lmms_eval.simple_evaluate(
         model=Counting(), tasks=["demo_qa"], limit=5, max_tokens=150, show_progress=False
     )

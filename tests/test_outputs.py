@@ -106,7 +106,7 @@ def test_partial_results_are_on_disk_while_later_tasks_score(
         )  # fmt: skip
     results_file = next((tmp_path / "o").rglob("*_results.json"))
     partial = json.loads(results_file.read_text())
-    assert partial["status"] == "running"
+    assert partial["status"] == "interrupted" and partial["interrupted_task"] == "second"
     assert partial["results"]["first"]["exact_match,none"] == 1.0
     assert len(next((tmp_path / "o").rglob("*_samples_first.jsonl")).read_text().splitlines()) == 12
 

@@ -52,7 +52,7 @@ class RequestGate:
         self,
         max_tokens: int | None = None,
         breaker_after: int | None = DEFAULT_BREAKER_AFTER,
-        on_progress: Callable[[int], None] | None = None,
+        on_progress: Callable[[int], Any] | None = None,
     ) -> None:
         if max_tokens is not None and max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
@@ -146,8 +146,8 @@ class RequestGate:
                 self._task_answers += 1
                 self._task_failures += int(failed)
                 self._check_breaker(value)
-        if self.on_progress is not None:
-            self.on_progress(1)
+            if self.on_progress is not None:  # under the lock: progress bars are not thread-safe
+                self.on_progress(1)
 
     def sleep(self, seconds: float) -> bool:
         """Wait ``seconds`` unless the run stops first; ``True`` if the full time passed."""

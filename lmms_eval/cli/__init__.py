@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from lmms_eval.errors import LmmsEvalError
 
@@ -36,6 +37,8 @@ def configure_logging(verbosity: str | None = "INFO") -> None:
     level = logging.getLevelName(level_name)
     if not isinstance(level, int):
         raise LmmsEvalError(f"--verbosity: unknown level '{verbosity}'; use DEBUG, INFO, WARNING or ERROR")
+    from lmms_eval.secrets import RedactingFilter
+
     root = logging.getLogger("lmms_eval")
     root.setLevel(level)
     if not any(getattr(h, "_lmms_eval", False) for h in root.handlers):
@@ -43,8 +46,19 @@ def configure_logging(verbosity: str | None = "INFO") -> None:
         handler.setFormatter(
             logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s", "%H:%M:%S")
         )
+        handler.addFilter(RedactingFilter())  # no secret reaches a log line
         handler._lmms_eval = True  # type: ignore[attr-defined]
         root.addHandler(handler)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors redacted (a mistyped flag may sit next to a key)."""
+
+    def error(self, message: str) -> NoReturn:
+        from lmms_eval.secrets import redact_text
+
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {redact_text(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     from lmms_eval.cli import tasks as tasks_cmd
     from lmms_eval.cli import version as version_cmd
 
-    parser = argparse.ArgumentParser(prog="lmms-eval", description="Evaluate large multimodal models.")
+    parser = _Parser(prog="lmms-eval", description="Evaluate large multimodal models.")
     subparsers = parser.add_subparsers(dest="command", metavar="<command>")
     eval_parser = subparsers.add_parser(
         "eval", help="run an evaluation", description=eval_cmd.build_parser().description
@@ -73,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from lmms_eval.secrets import redact_text, register_environment_secrets
+
+    register_environment_secrets()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list:
         print(BANNER)
@@ -91,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except LmmsEvalError as exc:
-        print(f"lmms-eval: error: {exc}", file=sys.stderr)
+        print(f"lmms-eval: error: {redact_text(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("lmms-eval: interrupted", file=sys.stderr)
@@ -100,3 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception:  # a bug or a backend crash: the traceback, with secrets redacted
+        import traceback
+
+        print(redact_text(traceback.format_exc()).rstrip(), file=sys.stderr)
+        return 1

@@ -324,6 +324,7 @@ def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
         for i, run in enumerate(load_run_configs(config_path)):
             where = f"{config_path}" + (f"[{i}]" if i else "")
             env = run.pop("env")
+            register_env_secrets(env)
             layers.append({"env": env, **{k: _type_config_value(k, v, where) for k, v in run.items()}})
     runs = []
     for layer in layers:
@@ -335,6 +336,19 @@ def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
             key = ".".join(str(p) for p in error["loc"])
             raise ConfigError(f"option '{key}': {error['msg']} (got {error.get('input')!r})") from None
     return runs
+
+
+def register_env_secrets(env: dict[str, str]) -> None:
+    """Values of a ``--config`` ``env:`` block that hold secrets never reach an output.
+
+    Environment names are upper case by convention, so ``*_KEY``, ``*_PASS`` and ``*_PWD`` count
+    too (``AZURE_OPENAI_KEY``), besides every name :func:`~lmms_eval.secrets.is_secret_name` knows.
+    """
+    from lmms_eval.secrets import is_secret_name, register_secret
+
+    for name, value in env.items():
+        if is_secret_name(name) or name.upper().endswith(("KEY", "PASS", "PWD")):
+            register_secret(value)
 
 
 def build_parser(prog: str = "lmms-eval eval") -> argparse.ArgumentParser:
@@ -399,50 +413,69 @@ def run_one(cfg: RunConfig) -> int:
             "--log_samples and --predict_only need --output_path to know where to write samples"
         )
 
-    from lmms_eval.evaluator import simple_evaluate
-    from lmms_eval.loggers import make_table
+    from lmms_eval.evaluator import EvaluationInterrupted, simple_evaluate
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=cfg.include_path, model_name=cfg.model)
     random_seed, numpy_seed, torch_seed, fewshot_seed = cfg.seed
-    results = simple_evaluate(
-        model=cfg.model,
-        model_args=cfg.model_args,
-        trust_remote_code=cfg.trust_remote_code,
-        tasks=[t.strip() for t in cfg.tasks.split(",") if t.strip()],
-        num_fewshot=cfg.num_fewshot,
-        batch_size=cfg.batch_size,
-        max_batch_size=cfg.max_batch_size,
-        device=cfg.device,
-        limit=cfg.limit,
-        offset=cfg.offset,
-        bootstrap_iters=cfg.bootstrap_iters,
-        gen_kwargs=cfg.gen_kwargs or None,
-        task_manager=manager,
-        predict_only=cfg.predict_only,
-        random_seed=random_seed,
-        numpy_random_seed=numpy_seed,
-        torch_random_seed=torch_seed,
-        fewshot_random_seed=fewshot_seed,
-        system_instruction=cfg.system_instruction,
-        log_samples=log_samples,
-        force_simple=cfg.force_simple,
-        repeats=cfg.repeats,
-        reasoning_tags=cfg.reasoning_tags,
-        output_path=cfg.output_path,
-        baseline=cfg.baseline,
-        max_tokens=cfg.max_tokens,
-        cli_args=cfg.model_dump(),
-        write_out=cfg.write_out,
-        use_cache=cfg.use_cache,
-        cache_sampling=cfg.cache_sampling,
-        cache_requests=cfg.cache_requests,
-        dataset_root=cfg.dataset_root,
-    )
+    try:
+        results = simple_evaluate(
+            model=cfg.model,
+            model_args=cfg.model_args,
+            trust_remote_code=cfg.trust_remote_code,
+            tasks=[t.strip() for t in cfg.tasks.split(",") if t.strip()],
+            num_fewshot=cfg.num_fewshot,
+            batch_size=cfg.batch_size,
+            max_batch_size=cfg.max_batch_size,
+            device=cfg.device,
+            limit=cfg.limit,
+            offset=cfg.offset,
+            bootstrap_iters=cfg.bootstrap_iters,
+            gen_kwargs=cfg.gen_kwargs or None,
+            task_manager=manager,
+            predict_only=cfg.predict_only,
+            random_seed=random_seed,
+            numpy_random_seed=numpy_seed,
+            torch_random_seed=torch_seed,
+            fewshot_random_seed=fewshot_seed,
+            system_instruction=cfg.system_instruction,
+            log_samples=log_samples,
+            force_simple=cfg.force_simple,
+            repeats=cfg.repeats,
+            reasoning_tags=cfg.reasoning_tags,
+            output_path=cfg.output_path,
+            baseline=cfg.baseline,
+            max_tokens=cfg.max_tokens,
+            cli_args=cfg.model_dump(),
+            write_out=cfg.write_out,
+            use_cache=cfg.use_cache,
+            cache_sampling=cfg.cache_sampling,
+            cache_requests=cfg.cache_requests,
+            dataset_root=cfg.dataset_root,
+        )
+    except EvaluationInterrupted as exc:
+        _print_results(cfg, exc.results)
+        task = exc.results.get("interrupted_task")
+        print(f"lmms-eval: interrupted during task {task}; finished tasks are kept", file=sys.stderr)
+        return 130
+    _print_results(cfg, results)
+    return _report_failures(results, cfg.allow_failures)
+
+
+def _print_results(cfg: RunConfig, results: dict[str, Any]) -> None:
+    """The score tables on stdout; where the files went (or that nothing was saved) on stderr."""
+    from lmms_eval.loggers import make_table
+    from lmms_eval.secrets import redact_text
+
+    model_args = cfg.model_args if isinstance(cfg.model_args, str) else json.dumps(cfg.model_args)
     print(
-        f"\n{cfg.model} ({cfg.model_args or 'default args'}), limit: {cfg.limit}, num_fewshot: {cfg.num_fewshot}, batch_size: {cfg.batch_size}"
+        redact_text(
+            f"\n{cfg.model} ({model_args or 'default args'}), limit: {cfg.limit}, "
+            f"num_fewshot: {cfg.num_fewshot}, batch_size: {cfg.batch_size}"
+        )
     )
-    print(make_table(results))
+    if results.get("results"):
+        print(make_table(results))
     if results.get("groups"):
         print()
         print(make_table(results, "groups"))
@@ -455,13 +488,17 @@ def run_one(cfg: RunConfig) -> int:
             f"sent to the model, {cache['stored']} answers stored",
             file=sys.stderr,
         )
-    if "output_files" in results:
-        print(f"\nResults: {results['output_files']['results']}", file=sys.stderr)
-    return _report_failures(results, cfg.allow_failures)
+    files = results.get("output_files")
+    if not files:
+        print("\nNothing was saved: pass --output_path DIR to keep results and samples.", file=sys.stderr)
+        return
+    print(f"\nResults: {files['results']}", file=sys.stderr)
+    for task, path in (files.get("samples") or {}).items():
+        print(f"Samples ({task}): {path}", file=sys.stderr)
 
 
 def _report_failures(results: dict[str, Any], allowed: bool) -> int:
-    """List failed requests on stderr; exit status 3 unless --allow_failures."""
+    """List failed and unasked documents on stderr; exit status 3 unless --allow_failures."""
     failures = results.get("failures") or {}
     if not failures:
         return 0
@@ -469,11 +506,19 @@ def _report_failures(results: dict[str, Any], allowed: bool) -> int:
     print(f"\n{total} document(s) had failed requests and were not scored:", file=sys.stderr)
     for task, entry in failures.items():
         first = entry["examples"][0]
+        kinds = ", ".join(f"{n} {kind}" for kind, n in entry.get("by_kind", {}).items())
         print(
-            f"  {task}: {entry['docs']} (e.g. doc {first['doc_id']}: {first['errors'][0]})", file=sys.stderr
+            f"  {task}: {entry['docs']} ({kinds}; e.g. doc {first['doc_id']}: {first['errors'][0]})",
+            file=sys.stderr,
         )
-    if results.get("usage", {}).get("budget_exceeded"):
-        print("  the --max_tokens budget was exhausted", file=sys.stderr)
+    usage = results.get("usage", {})
+    if usage.get("budget_exceeded"):
+        print(
+            f"  the --max_tokens budget of {usage.get('budget_total_tokens')} was spent "
+            f"({usage.get('budget_used_tokens')} tokens); the documents not asked are listed under "
+            "'not_sent_doc_ids' in the results",
+            file=sys.stderr,
+        )
     if allowed:
         return 0
     print("Rerun to retry them, or pass --allow_failures to accept a partial run.", file=sys.stderr)
