@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 .PHONY: setup check lint format typecheck test bench demo
 
 setup:
-	$(PY) -m venv $(VENV) && $(BIN)/pip install -q -e '.[dev,hf,api]'
+	$(PY) -m venv $(VENV) && $(BIN)/pip install -q torch==2.13.0 && $(BIN)/pip install -q -e '.[dev,hf,api]'
 
 format:
 	$(BIN)/ruff format .

@@ -206,14 +206,18 @@ def sanitize_model_name(model: str, model_args: Mapping[str, Any]) -> str:
     """Directory name for a run's outputs, e.g. ``Qwen__Qwen2.5-VL-7B-Instruct``.
 
     Taken from the first name-like model argument (last two path parts); falls back to the model id.
+    The result is one plain folder name: no separators, and no leading dot (so never ``..``), so
+    outputs stay inside ``--output_path``.
     """
+    name = model
     for key in _NAME_KEYS:
         value = model_args.get(key)
         if isinstance(value, str) and value:
             parts = [p for p in re.split(r"[\\/]+", value.rstrip("/\\")) if p]
             name = "/".join(parts[-2:]) if parts else value
-            return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", name)
-    return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", model)
+            break
+    safe = re.sub(r"[\"<>:/|\\?*\[\]\x00-\x1f]+", "__", name)
+    return re.sub(r"^\.+", lambda m: "_" * len(m.group(0)), safe) or "model"
 
 
 def pattern_match(patterns: Iterable[str], names: Iterable[str]) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lmms_eval.errors import ModelArgsError
@@ -66,3 +68,11 @@ def test_sanitized_model_names() -> None:
     )
     assert sanitize_model_name("vllm", {"model": "/ckpt/run/epoch_3/"}) == "run__epoch_3"
     assert sanitize_model_name("dummy", {}) == "dummy"
+
+
+@pytest.mark.parametrize("value", ["..", "../..", "../../etc", "/", ".", "a/..", "..\\..\\x", "~/../.."])
+def test_output_folder_names_never_leave_the_output_path(value: str, tmp_path: Path) -> None:
+    name = sanitize_model_name("model", {"pretrained": value})
+    target = (tmp_path / name).resolve()
+    assert name and "/" not in name and "\\" not in name and not name.startswith(".")
+    assert target.parent == tmp_path.resolve()
