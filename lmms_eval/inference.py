@@ -19,6 +19,7 @@ from tqdm import tqdm
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import Instance, RequestFailure, unwrap_generation_output
 from lmms_eval.api.model import lmms
+from lmms_eval.secrets import redact_text
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +110,8 @@ def _run_type(
 def _record(chunk: Sequence[Instance], outputs: Sequence[Any]) -> None:
     for request, output in zip(chunk, outputs):
         value, counts = unwrap_generation_output(output)
-        if isinstance(value, RequestFailure):
-            request.failures.append(str(value))
+        if isinstance(value, RequestFailure):  # error bodies may echo a key back
+            request.failures.append(redact_text(str(value)))
             value = None
         request.resps.append(value)
         request.token_counts.append(counts)

@@ -36,7 +36,7 @@ _TOKEN_RE = re.compile(
     r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{16,})\b|(?<=Bearer )[A-Za-z0-9._\-~+/=]{8,}"
 )
 _ARG_RE = re.compile(
-    r"((?:^|[,\s{(])[\"']?[\w.\-]*(?:api_?key|token|secret|password|passwd)[\w.\-]*[\"']?\s*[=:]\s*)"
+    r"((?:^|[,\s{(])[\"']?[\w.\-]*(?:api_?key|access_?key|token|secret|password|passwd)[\"']?\s*[=:]\s*)"
     r"(\"[^\"]*\"|'[^']*'|[^,\s}\)]*)",
     re.IGNORECASE,
 )
