@@ -26,6 +26,7 @@ from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags
 from lmms_eval.api.task import ConfigurableTask
 from lmms_eval.errors import ConfigError, ModelArgsError
 from lmms_eval.loggers.results import RESULTS_SCHEMA_VERSION, OutputWriter
+from lmms_eval.preflight import preflight
 from lmms_eval.secrets import register_secrets_from
 from lmms_eval.tasks import TaskManager
 from lmms_eval.utils import (
@@ -84,6 +85,14 @@ def describe_model(model: str | lmms, force_simple: bool = False) -> dict[str, A
         "model_id": resolved.model_id,
         "model_backend": f"{resolved.class_path} ({resolved.model_type})",
     }
+
+
+def _is_chat(model: str | lmms, force_simple: bool) -> bool:
+    if isinstance(model, lmms):
+        return not model.is_simple
+    from lmms_eval.models import ensure_registry
+
+    return not ensure_registry().resolve(model, force_simple).is_simple
 
 
 def build_model(
@@ -237,10 +246,12 @@ def simple_evaluate(
         fewshot_random_seed,
         dataset_root,
     )
+    preflight(leaves, output_path=output_path, chat=_is_chat(model, force_simple))
     model_args_dict = parse_arg_string(model_args) if not isinstance(model, lmms) else {}
     writer = None
     if output_path:
-        writer = OutputWriter(output_path, sanitize_model_name(model_info["model_id"], model_args_dict))
+        folder = sanitize_model_name(model_info["model_id"], model_args_dict)
+        writer = OutputWriter(output_path, folder, timestamp=file_timestamp(started))
 
     lm, model_info = build_model(
         model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code

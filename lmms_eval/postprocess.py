@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
@@ -15,7 +16,8 @@ from tqdm import tqdm
 from lmms_eval.aggregation import TaskResult
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.reasoning import strip_reasoning_tags
-from lmms_eval.api.task import ConfigurableTask
+from lmms_eval.api.task import UNBUILT, ConfigurableTask, DocFailure, raise_if_every_doc_failed
+from lmms_eval.errors import LmmsEvalError
 from lmms_eval.utils import canonical_json, hash_string
 
 logger = logging.getLogger(__name__)
@@ -80,6 +82,16 @@ def failed_doc_ids(requests: Sequence[Instance]) -> set[int]:
     return {r.doc_id for r in requests if r.failures}
 
 
+@dataclass
+class _DocScore:
+    """One doc's metric values under one filter (and, with repeats, each sample's values)."""
+
+    doc_id: int
+    filtered: list[Any]
+    metrics: dict[str, Any]
+    repeat_rows: dict[str, list[Any]] | None = None
+
+
 def score_task(
     task: ConfigurableTask,
     requests: Sequence[Instance],
@@ -87,49 +99,127 @@ def score_task(
     sink: SampleSink | None,
     show_progress: bool | None = None,
 ) -> TaskResult:
-    """Call ``process_results`` per doc and filter key; collect metric values and sample records."""
+    """Call ``process_results`` per doc and filter key; collect metric values and sample records.
+
+    A doc whose request failed, or whose ``process_results`` raises, is recorded as failed (with a
+    failure record in the samples) and left out of every filter's scores; the others are scored.
+    """
     result = TaskResult(task)
     docs = task.scoring_docs
+    all_by_doc = group_by_doc(requests)
     failed = failed_doc_ids(requests)
-    by_doc = group_by_doc([r for r in requests if r.doc_id not in failed])
-    result.n_effective = len(by_doc)
+    by_doc = {doc_id: reqs for doc_id, reqs in all_by_doc.items() if doc_id not in failed}
     result.failed = {
         doc_id: [f for r in reqs for f in r.failures]
-        for doc_id, reqs in group_by_doc(requests).items()
+        for doc_id, reqs in all_by_doc.items()
         if doc_id in failed
     }
-    if log_samples and sink is not None:
-        for doc_id, errors in result.failed.items():
-            sink(task.task_name, failure_record(task, doc_id, docs[doc_id], errors))
-    cluster_key = task.config.cluster_key
     metric_names = [cfg.name for cfg in task.metric_configs]
-    disable = None if show_progress is None else not show_progress
-    for ensemble in task.filters:
-        key = ensemble.name
-        doc_ids = list(by_doc)
-        filtered_all = [[r.filtered_resps[key] for r in by_doc[d]] for d in doc_ids]
-        all_metrics = task.score_docs([docs[d] for d in doc_ids], filtered_all)
-        for doc_id, filtered, metrics in tqdm(
-            zip(doc_ids, filtered_all, all_metrics),
-            total=len(doc_ids),
-            desc=f"scoring {task.task_name}",
-            unit="doc",
-            disable=disable,
-            leave=False,
-        ):
-            doc_requests = by_doc[doc_id]
-            doc = docs[doc_id]
-            names = metric_names or list(metrics)
-            for name in names:
-                if name in metrics:
-                    result.add((name, key), doc_id, metrics[name])
-            if cluster_key:
-                result.clusters[doc_id] = _cluster_of(doc, metrics, cluster_key, doc_id)
-            if any(r.repeat_filtered_resps for r in doc_requests):
-                _score_repeats(task, result, doc_id, doc, doc_requests, key, names)
-            if log_samples and sink is not None:
-                sink(task.task_name, sample_record(task, doc_id, doc, doc_requests, key, filtered, metrics))
+    scored = {
+        ensemble.name: _score_filter(task, by_doc, docs, ensemble.name, metric_names, show_progress)
+        for ensemble in task.filters
+    }
+    broken: dict[int, DocFailure] = {}
+    for rows in scored.values():
+        for row in rows:
+            if isinstance(row, DocFailure):
+                broken.setdefault(row.doc_id, row)
+    if broken:
+        _report_scoring_failures(task, list(broken.values()), len(by_doc))
+    result.failed.update({doc_id: [failure.message] for doc_id, failure in broken.items()})
+    result.n_effective = len(by_doc) - len(broken)
+    if log_samples and sink is not None:
+        for doc_id in sorted(result.failed):
+            scored_requests = by_doc.get(doc_id) if doc_id in broken else None
+            sink(
+                task.task_name,
+                failure_record(task, doc_id, docs[doc_id], result.failed[doc_id], scored_requests),
+            )
+    for key, rows in scored.items():
+        for row in rows:
+            if isinstance(row, _DocScore) and row.doc_id not in broken:
+                names = metric_names or list(row.metrics)
+                _record(task, result, row, key, names, by_doc[row.doc_id], sink if log_samples else None)
     return result
+
+
+def _score_filter(
+    task: ConfigurableTask,
+    by_doc: dict[int, list[Instance]],
+    docs: Any,
+    key: str,
+    metric_names: list[str],
+    show_progress: bool | None,
+) -> list[_DocScore | DocFailure]:
+    """Every doc's metric values under filter ``key`` (a doc whose scoring raised: its failure)."""
+    doc_ids = list(by_doc)
+    filtered_all = [[r.filtered_resps[key] for r in by_doc[d]] for d in doc_ids]
+    all_metrics = task.score_docs([docs[d] for d in doc_ids], filtered_all, doc_ids)
+    disable = None if show_progress is None else not show_progress
+    rows: list[_DocScore | DocFailure] = []
+    for doc_id, filtered, metrics in tqdm(
+        zip(doc_ids, filtered_all, all_metrics),
+        total=len(doc_ids),
+        desc=f"scoring {task.task_name}",
+        unit="doc",
+        disable=disable,
+        leave=False,
+    ):
+        if isinstance(metrics, DocFailure):
+            rows.append(metrics)
+            continue
+        row = _DocScore(doc_id, filtered, metrics)
+        doc_requests = by_doc[doc_id]
+        if any(r.repeat_filtered_resps for r in doc_requests):
+            repeats = _repeat_rows(
+                task, doc_id, docs[doc_id], doc_requests, key, metric_names or list(metrics)
+            )
+            if isinstance(repeats, DocFailure):
+                rows.append(repeats)
+                continue
+            row.repeat_rows = repeats
+        rows.append(row)
+    return rows
+
+
+def _report_scoring_failures(task: ConfigurableTask, failures: list[DocFailure], total: int) -> None:
+    """Log the docs whose scoring raised; raise when every doc failed with the same lmms_eval error
+    (a metric the output type lacks: a bug in the task, raised as before)."""
+    first = failures[0]
+    if isinstance(first.exception, LmmsEvalError):
+        raise_if_every_doc_failed(failures, total, "scoring")
+    logger.warning(
+        "task %s: process_results raised on %d of %d documents; they are recorded as failed. The first: %s",
+        task.task_name,
+        len(failures),
+        total,
+        first.message,
+    )
+
+
+def _record(
+    task: ConfigurableTask,
+    result: TaskResult,
+    row: _DocScore,
+    key: str,
+    names: Sequence[str],
+    doc_requests: Sequence[Instance],
+    sink: SampleSink | None,
+) -> None:
+    """Add one doc's values under filter ``key`` to ``result`` (and its sample record to ``sink``)."""
+    docs = task.scoring_docs
+    doc = docs[row.doc_id]
+    for name in names:
+        if name in row.metrics:
+            result.add((name, key), row.doc_id, row.metrics[name])
+    if task.config.cluster_key:
+        result.clusters[row.doc_id] = _cluster_of(doc, row.metrics, task.config.cluster_key, row.doc_id)
+    for name, values in (row.repeat_rows or {}).items():
+        result.repeat_scores.setdefault((name, key), []).append(values)
+    if sink is not None:
+        sink(
+            task.task_name, sample_record(task, row.doc_id, doc, doc_requests, key, row.filtered, row.metrics)
+        )
 
 
 def _cluster_of(doc: Any, metrics: dict[str, Any], cluster_key: str, doc_id: int) -> Any:
@@ -143,29 +233,50 @@ def _cluster_of(doc: Any, metrics: dict[str, Any], cluster_key: str, doc_id: int
     return f"__doc_{doc_id}"
 
 
-def _score_repeats(
+def _repeat_rows(
     task: ConfigurableTask,
-    result: TaskResult,
     doc_id: int,
     doc: Any,
     doc_requests: Sequence[Instance],
     key: str,
     names: Sequence[str],
-) -> None:
+) -> dict[str, list[Any]] | DocFailure:
     """Per-sample scores of one doc: process_results on each repeat's filtered response alone."""
     repeats = len(doc_requests[0].repeat_filtered_resps.get(key, []))
     rows: dict[str, list[Any]] = {name: [] for name in names}
     for r in range(repeats):
-        single = task.process_results(doc, [req.repeat_filtered_resps[key][r] for req in doc_requests])
+        single = task.score_doc(doc_id, doc, [req.repeat_filtered_resps[key][r] for req in doc_requests])
+        if isinstance(single, DocFailure):
+            return single
         for name in names:
             rows[name].append(single.get(name))
-    for name, row in rows.items():
-        result.repeat_scores.setdefault((name, key), []).append(row)
+    return rows
 
 
-def failure_record(task: ConfigurableTask, doc_id: int, doc: Any, errors: list[str]) -> dict[str, Any]:
-    """The samples-file line of a document whose request failed: recorded, not scored."""
-    return {"doc_id": doc_id, "doc_hash": doc_hash(doc), "failed": True, "errors": errors, "filter": None}
+def failure_record(
+    task: ConfigurableTask,
+    doc_id: int,
+    doc: Any,
+    errors: list[str],
+    requests: Sequence[Instance] | None = None,
+) -> dict[str, Any]:
+    """The samples-file line of a document whose request or scoring failed: recorded, not scored.
+
+    With ``requests`` (a doc whose ``process_results`` raised) the responses are kept too.
+    """
+    record: dict[str, Any] = {
+        "doc_id": doc_id,
+        "doc_hash": doc_hash(doc),
+        "failed": True,
+        "errors": errors,
+        "filter": None,
+    }
+    if requests:
+        record["resps"] = [r.resps for r in requests]
+        record["filtered_resps"] = {
+            key: [r.filtered_resps[key] for r in requests] for key in requests[0].filtered_resps
+        }
+    return record
 
 
 def doc_hash(doc: Any) -> str:
@@ -177,6 +288,8 @@ def prompt_text(task: ConfigurableTask, request: Instance) -> str:
     first = request.args[0]
     if isinstance(first, str):
         return first
+    if request.failures and first is UNBUILT:
+        return f"<not built: {request.failures[0]}>"
     try:
         from lmms_eval.protocol import ChatMessages
 

@@ -14,28 +14,56 @@ IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tiff", ".tif", ".
 AUDIO_EXTENSIONS = (".wav", ".mp3", ".m4a", ".aac", ".flac", ".ogg", ".opus", ".webm")
 
 
-@lru_cache(maxsize=512)
-def _template(source: str) -> Any:
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    """The sandboxed Jinja environment of task templates: no access to private attributes,
+    ``__class__`` and the like, and no mutation of the doc (``ImmutableSandboxedEnvironment``)."""
     import re
 
     import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     env.filters["regex_replace"] = lambda s, find, replace: re.sub(find, replace, s)
-    return env.from_string(source)
+    return env
+
+
+@lru_cache(maxsize=512)
+def _template(source: str) -> Any:
+    return _environment().from_string(source)
+
+
+def compile_template(source: str, task: str, key: str) -> None:
+    """Compile ``source`` (cached); a syntax error is a :class:`ConfigError` naming the task and key."""
+    import jinja2
+
+    try:
+        _template(source)
+    except jinja2.TemplateError as exc:
+        raise ConfigError(f"task '{task}': {key} template {source!r} is invalid: {_one_line(exc)}") from None
 
 
 def render_template(source: str, doc: Any, task: str, key: str) -> str:
     import jinja2
+    from jinja2.exceptions import SecurityError
 
     try:
         return _template(source).render(**doc)
+    except SecurityError as exc:
+        raise ConfigError(
+            f"task '{task}': {key} template {source!r} is not allowed: {_one_line(exc)} "
+            "(templates run sandboxed; use a !function for anything beyond fields and filters)"
+        ) from None
     except jinja2.UndefinedError as exc:
         raise ConfigError(
             f"task '{task}': {key} template {source!r}: {exc.message} (doc fields: {', '.join(doc)})"
         ) from None
     except jinja2.TemplateError as exc:
-        raise ConfigError(f"task '{task}': {key} template {source!r} is invalid: {exc}") from None
+        raise ConfigError(f"task '{task}': {key} template {source!r} is invalid: {_one_line(exc)}") from None
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 @lru_cache(maxsize=1024)

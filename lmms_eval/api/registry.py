@@ -199,6 +199,18 @@ def get_filter(name: str) -> Any:
     return FILTER_REGISTRY.get(name)
 
 
+def known_metrics() -> list[str]:
+    """Names of the registered metrics (built-in and plugin), sorted."""
+    _ensure_builtins()
+    return METRIC_REGISTRY.names()
+
+
+def known_aggregations() -> list[str]:
+    """Names of the registered aggregations, sorted."""
+    _ensure_builtins()
+    return AGGREGATION_REGISTRY.names()
+
+
 _builtins_loaded = False
 
 

@@ -12,8 +12,9 @@ import logging
 import os
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import Any
+from typing import Any, TypeVar
 
 from lmms_eval.api.doc_fields import (
     BoundDocFunction,
@@ -27,10 +28,90 @@ from lmms_eval.api.filter import FilterEnsemble, build_filter_ensembles
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.registry import DEFAULT_METRIC_REGISTRY, get_aggregation, get_metric
 from lmms_eval.api.task_config import MetricConfig, TaskConfig
-from lmms_eval.errors import ConfigError, DatasetError
+from lmms_eval.errors import ConfigError, DatasetError, LmmsEvalError
 from lmms_eval.utils import canonical_json, hash_string
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class TaskDefinitionError(ConfigError):
+    """A bug in the task itself, not in one document (e.g. ``process_results`` returning a string):
+    never turned into a per-document failure."""
+
+
+@dataclass(frozen=True)
+class DocFailure:
+    """One document whose ``doc_to_*`` or ``process_results`` raised: recorded as failed, not scored."""
+
+    task: str
+    doc_id: int
+    function: str  # doc_to_text, doc_to_visual, process_results, ...
+    error: str  # "KeyError: 'question'"
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_exception(cls, task: str, doc_id: int, function: str, exc: BaseException) -> DocFailure:
+        text = " ".join(str(exc).split())
+        if len(text) > 300:
+            text = text[:297] + "..."
+        return cls(
+            task, doc_id, function, f"{type(exc).__name__}: {text}" if text else type(exc).__name__, exc
+        )
+
+    @property
+    def message(self) -> str:
+        """The failure as recorded on the request / in the samples file (kind ``input``)."""
+        return f"input: task '{self.task}' doc {self.doc_id}: {self.function} raised {self.error}"
+
+    def same_kind(self, other: DocFailure) -> bool:
+        return self.function == other.function and type(self.exception) is type(other.exception)
+
+
+def raise_if_every_doc_failed(failures: Sequence[DocFailure], total: int, stage: str) -> None:
+    """Raise when all ``total`` documents failed the same way: a bug in the task, not in its data.
+
+    An :class:`LmmsEvalError` (an unknown template field, a metric the output type lacks) is raised
+    as it is; anything else as a :class:`ConfigError` naming the task, the function and the first error.
+    """
+    if not failures or len(failures) < total:
+        return
+    first = failures[0]
+    if not all(first.same_kind(f) for f in failures[1:]):
+        return
+    if isinstance(first.exception, LmmsEvalError):
+        raise first.exception
+    raise ConfigError(
+        f"task '{first.task}': {first.function} raised on every document ({total}) while {stage}, so the "
+        f"task itself is broken; the first (doc {first.doc_id}): {first.error}"
+    )
+
+
+class _InputError(Exception):
+    """A ``doc_to_*`` function raised while one document's requests were built."""
+
+    def __init__(self, function: str, error: Exception) -> None:
+        super().__init__(f"{function}: {error}")
+        self.function = function
+        self.error = error
+
+
+def _guarded(function: str, call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except Exception as exc:
+        raise _InputError(function, exc) from exc
+
+
+class _Unbuilt:
+    """Stands for the arguments of a request that could not be built (never sent, never cached)."""
+
+    def __repr__(self) -> str:
+        return "<not built>"
+
+
+UNBUILT = _Unbuilt()
 
 
 def select_model_specific(table: dict[str, Any] | None, model_names: Sequence[str]) -> Any:
@@ -349,8 +430,65 @@ class ConfigurableTask:
         return list(range(offset + rank, end, world_size))
 
     def construct_requests(self, doc_id: int, doc: Any, chat: bool) -> list[Instance]:
-        split = self.eval_split
-        meta = {"task": self.task_name, "doc_id": doc_id, "repeats": self.config.repeats, "split": split}
+        """The requests of one doc. A doc whose ``doc_to_*`` raises gives one request that carries
+        the failure (``input: task 'x' doc 3: doc_to_text raised KeyError: 'question'``) and is
+        never sent; the doc is recorded as failed and left out of scoring."""
+        return self.build_doc_requests(doc_id, doc, chat)[0]
+
+    def build_doc_requests(
+        self, doc_id: int, doc: Any, chat: bool
+    ) -> tuple[list[Instance], DocFailure | None]:
+        """:meth:`construct_requests` plus the doc's failure, if its inputs raised."""
+        meta = {
+            "task": self.task_name,
+            "doc_id": doc_id,
+            "repeats": self.config.repeats,
+            "split": self.eval_split,
+        }
+        try:
+            return self._requests(doc_id, doc, chat, meta), None
+        except _InputError as exc:
+            failure = DocFailure.from_exception(self.task_name, doc_id, exc.function, exc.error)
+            return [self._failed_request(chat, meta, failure.message)], failure
+
+    def check_doc_inputs(self, doc_id: int, doc: Any, chat: bool) -> DocFailure | None:
+        """Call the ``doc_to_*`` functions the doc's requests need; the failure if one raises."""
+        try:
+            self._inputs(doc_id, doc, chat)
+        except _InputError as exc:
+            return DocFailure.from_exception(self.task_name, doc_id, exc.function, exc.error)
+        return None
+
+    def _inputs(self, doc_id: int, doc: Any, chat: bool) -> str | None:
+        """Call every ``doc_to_*`` function the doc's requests use, now rather than in the model, so
+        a doc that breaks one fails here. Returns the context text of simple requests."""
+        cfg = self.config
+        context: str | None = None
+        if chat and cfg.doc_to_messages is not None:
+            _guarded("doc_to_messages", lambda: self.build_messages(doc, doc_id))
+        else:
+            if cfg.doc_to_visual is not None:
+                _guarded("doc_to_visual", lambda: self.doc_to_visual(doc))
+            if cfg.doc_to_audio is not None:
+                _guarded("doc_to_audio", lambda: self.doc_to_audio(doc))
+            context = _guarded(
+                "doc_to_text", lambda: self.fewshot_context(doc, doc_id, include_system=not chat)
+            )
+        if cfg.output_type == "loglikelihood":
+            _guarded("doc_to_target", lambda: _target_adapter(self)(doc))
+        elif cfg.output_type == "multiple_choice":
+            _guarded("doc_to_choice", lambda: self.doc_to_choice(doc))
+        elif self._builtin_scoring() and cfg.doc_to_target is not None:
+            _guarded("doc_to_target", lambda: self.gold_text(doc))  # the built-in metrics need it
+        return context
+
+    def _builtin_scoring(self) -> bool:
+        cfg = self.config
+        return cfg.process_results is None and cfg.process_results_batch is None and not self.predict_only
+
+    def _requests(self, doc_id: int, doc: Any, chat: bool, meta: dict[str, Any]) -> list[Instance]:
+        context = self._inputs(doc_id, doc, chat)
+        split = meta["split"]
         visual = partial(
             resolve_visual, self.config.doc_to_visual, kwargs=self.specific_kwargs, task=self.task_name
         )
@@ -367,39 +505,15 @@ class ConfigurableTask:
                     if callable(self.config.doc_to_text)
                     else None
                 )
-                args = (
-                    self.fewshot_context(doc, doc_id),
-                    gen_kwargs,
-                    visual_fn,
-                    text_fn,
-                    doc_id,
-                    self.task_name,
-                    split,
-                )
+                args = (context, gen_kwargs, visual_fn, text_fn, doc_id, self.task_name, split)
             else:
-                args = (
-                    self.fewshot_context(doc, doc_id),
-                    gen_kwargs,
-                    visual_fn,
-                    doc_id,
-                    self.task_name,
-                    split,
-                )
-            request_type = (
-                "generate_until" if output_type == "generate_until" else "generate_until_multi_round"
-            )
-            return [Instance(request_type, args, 0, dict(meta))]  # type: ignore[arg-type]
-        first: Any = messages_fn if chat else self.fewshot_context(doc, doc_id)
+                args = (context, gen_kwargs, visual_fn, doc_id, self.task_name, split)
+            return [Instance(output_type, args, 0, dict(meta))]  # type: ignore[arg-type]
+        first: Any = messages_fn if chat else context
         if output_type == "loglikelihood":
             target_fn = BoundDocFunction(_target_adapter(self))
-            return [
-                Instance(
-                    "loglikelihood",
-                    (first, target_fn, visual_fn, doc_id, self.task_name, split),
-                    0,
-                    dict(meta),
-                )
-            ]
+            args = (first, target_fn, visual_fn, doc_id, self.task_name, split)
+            return [Instance("loglikelihood", args, 0, dict(meta))]
         choices = self.doc_to_choice(doc)
         return [
             Instance(
@@ -411,13 +525,41 @@ class ConfigurableTask:
             for i, choice in enumerate(choices)
         ]
 
+    def _failed_request(self, chat: bool, meta: dict[str, Any], message: str) -> Instance:
+        """A placeholder request of the doc's type carrying ``message``; inference never sends it."""
+        output_type = self.config.output_type
+        request_type = output_type if output_type.startswith("generate") else "loglikelihood"
+        if chat and request_type != "loglikelihood":
+            n_args = 5
+        else:
+            n_args = 7 if request_type == "generate_until_multi_round" else 6
+        args = (UNBUILT,) * (n_args - 3) + (meta["doc_id"], self.task_name, meta["split"])
+        return Instance(request_type, args, 0, dict(meta), failures=[message])  # type: ignore[arg-type]
+
     def build_all_requests(
         self, chat: bool, limit: int | None = None, offset: int = 0, rank: int = 0, world_size: int = 1
     ) -> list[Instance]:
+        """The requests of the selected docs. Docs whose inputs raise carry their failure; when every
+        doc fails the same way the task is broken and this raises a :class:`ConfigError`."""
         docs = self.eval_docs
+        ids = self.doc_ids(limit, offset, rank, world_size)
         requests: list[Instance] = []
-        for doc_id in self.doc_ids(limit, offset, rank, world_size):
-            requests.extend(self.construct_requests(doc_id, docs[doc_id], chat))
+        failures: list[DocFailure] = []
+        for doc_id in ids:
+            built, failure = self.build_doc_requests(doc_id, docs[doc_id], chat)
+            requests.extend(built)
+            if failure is not None:
+                failures.append(failure)
+        raise_if_every_doc_failed(failures, len(ids), "building its requests")
+        if failures:
+            logger.warning(
+                "task %s: %d of %d documents could not be turned into requests and are recorded as "
+                "failed; the first: %s",
+                self.task_name,
+                len(failures),
+                len(ids),
+                failures[0].message,
+            )
         return requests
 
     # -- filters and scoring ----------------------------------------------------------------------
@@ -440,28 +582,44 @@ class ConfigurableTask:
         """Per-doc metric values from the filtered responses of the doc's requests."""
         if self.predict_only:
             return {"bypass": None}
-        if self.config.process_results is not None:
-            out = self.config.process_results(doc, results)
+        fn = self.config.process_results
+        if fn is not None:
+            out = fn(doc, results)
             if not isinstance(out, dict):
-                raise ConfigError(
-                    f"task '{self.task_name}': process_results must return a dict, got {type(out).__name__}"
+                raise TaskDefinitionError(
+                    f"task '{self.task_name}': process_results ({_short_name(fn)}) returned a "
+                    f"{type(out).__name__}; it must return a dict of metric values such as {{'accuracy': 1.0}}"
                 )
             return out
         from lmms_eval.api.scoring import builtin_process_results
 
         return builtin_process_results(self, doc, results)
 
-    def score_docs(self, docs: list[Any], results: list[list[Any]]) -> Iterator[dict[str, Any]]:
+    def score_doc(self, doc_id: int, doc: Any, results: list[Any]) -> dict[str, Any] | DocFailure:
+        """:meth:`process_results` of one doc, or the doc's failure if it raised (a task bug such
+        as a non-dict return value is raised)."""
+        try:
+            return self.process_results(doc, results)
+        except TaskDefinitionError:
+            raise
+        except Exception as exc:
+            return DocFailure.from_exception(self.task_name, doc_id, "process_results", exc)
+
+    def score_docs(
+        self, docs: list[Any], results: list[list[Any]], doc_ids: Sequence[int] | None = None
+    ) -> Iterator[dict[str, Any] | DocFailure]:
         """Per-doc metric values, in order: from one call of the task's ``process_results_batch``
-        (e.g. one concurrent batch of LLM-judge requests), else lazily from ``process_results``."""
+        (e.g. one concurrent batch of LLM-judge requests), else lazily from ``process_results``,
+        where a doc whose scoring raises gives its :class:`DocFailure` instead."""
         batch_fn = self.config.process_results_batch
         if batch_fn is None or self.predict_only:
-            return (self.process_results(doc, result) for doc, result in zip(docs, results))
+            ids = list(doc_ids) if doc_ids is not None else list(range(len(docs)))
+            return (self.score_doc(i, doc, result) for i, doc, result in zip(ids, docs, results))
         out = batch_fn(docs, results)
         if not isinstance(out, list) or len(out) != len(docs) or not all(isinstance(m, dict) for m in out):
-            raise ConfigError(
-                f"task '{self.task_name}': process_results_batch must return one dict per doc ({len(docs)}), "
-                f"got {type(out).__name__}"
+            raise TaskDefinitionError(
+                f"task '{self.task_name}': process_results_batch ({_short_name(batch_fn)}) must "
+                f"return one dict per doc ({len(docs)}), got {type(out).__name__}"
             )
         return iter(out)
 
@@ -511,13 +669,24 @@ def _parameters(fn: Callable[..., Any]) -> Mapping[str, inspect.Parameter]:
         return {}
 
 
+def _qualified_name(fn: Any) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _short_name(fn: Any) -> str:
+    """``utils.process_results``: the function with the last part of its module's name."""
+    module = str(getattr(fn, "__module__", "") or "").rpartition(".")[2]
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"{module}.{name}" if module else name
+
+
 def _stringify(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _stringify(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_stringify(v) for v in value]
     if callable(value):
-        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+        return _qualified_name(value)
     return value
 
 

@@ -521,5 +521,13 @@ def _report_failures(results: dict[str, Any], allowed: bool) -> int:
         )
     if allowed:
         return 0
-    print("Rerun to retry them, or pass --allow_failures to accept a partial run.", file=sys.stderr)
+    kinds = {kind for entry in failures.values() for kind in entry.get("by_kind", {})}
+    if kinds & {"error", "not_sent"}:
+        print("Rerun to retry them, or pass --allow_failures to accept a partial run.", file=sys.stderr)
+    if kinds & {"input", "refusal", "filtered"}:
+        print(
+            "Documents that failed as 'input', 'refusal' or 'filtered' fail again on a rerun: fix the "
+            "task or data, or pass --allow_failures to accept the run without them.",
+            file=sys.stderr,
+        )
     return 3

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from lmms_eval.cli._format import markdown_table
+
+if TYPE_CHECKING:
+    from lmms_eval.tasks import TaskManager
 
 ACTIONS = ("list", "groups", "tags", "subtasks", "benchmarks", "validate")
 
@@ -18,6 +23,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--include_path", "--include-path", dest="include_path", help="extra folder(s) of task YAMLs"
     )
+    parser.add_argument(
+        "--data",
+        action="store_true",
+        help="validate: also load each dataset and check its splits and the media paths of its first docs",
+    )
+    parser.add_argument(
+        "--dataset_root",
+        "--dataset-root",
+        dest="dataset_root",
+        metavar="DIR",
+        help="validate --data: folder of local copies of Hub datasets (default: $LMMS_EVAL_DATASET_ROOT)",
+    )
     parser.add_argument("--verbosity", default="WARNING", help="log level (default: WARNING)")
     parser.set_defaults(handler=run)
 
@@ -27,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbosity)
     if args.action == "validate":
-        return validate(args.include_path)
+        return validate(args.include_path, data=args.data, dataset_root=args.dataset_root)
     if args.action == "benchmarks":
         return print_benchmarks(args.include_path)
     return print_listing(args.action, args.include_path)
@@ -81,30 +98,73 @@ def print_benchmarks(include_path: str | None) -> int:
     return 0
 
 
-def validate(include_path: str | None) -> int:
-    """Fully load every task and group; report every broken file. Exit 1 if any is broken."""
-    from lmms_eval.errors import LmmsEvalError
+def validate(include_path: str | None, data: bool = False, dataset_root: str | None = None) -> int:
+    """Fully load every task and group (with ``include_path``: those defined in its folders) and
+    run the pre-flight checks on each task (with ``data`` also loading its dataset); print every
+    problem and a summary. Exit 1 if there is any problem."""
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=include_path, use_cache=False)
     index = manager.index
+    mine = _under(include_path)
     problems: list[str] = [
-        f"{b.path}: {b.error}" if not b.error.startswith(b.path) else b.error for b in index.broken
+        f"{b.path}: {b.error}" if not b.error.startswith(b.path) else b.error
+        for b in index.broken
+        if mine(b.path)
     ]
     for dup in index.duplicates.values():
-        problems.append(f"duplicate task name '{dup.name}' in {' and '.join(dup.paths)}")
-    checked = 0
-    for name in index.names("task") + index.names("group") + index.names("python_task"):
-        checked += 1
-        if name in index.duplicates:
-            continue  # already reported above
-        try:
-            manager._loader.load(name)
-        except LmmsEvalError as exc:
-            problems.append(str(exc))
-        except Exception as exc:  # a utils.py that raises at import is a broken task too
-            problems.append(f"{index.entries[name].path}: {type(exc).__name__}: {exc}")
+        if any(mine(p) for p in dup.paths):
+            problems.append(f"duplicate task name '{dup.name}' in {' and '.join(dup.paths)}")
+    kinds = ("task", "group", "python_task")
+    names = [n for kind in kinds for n in index.names(kind) if mine(index.entries[n].path)]
+    files = [f for f in index.files if mine(f)]
+    data_checked: set[str] = set()
+    for name in names:
+        if name not in index.duplicates:  # duplicates are reported above
+            problems.extend(_validate_one(manager, name, data, dataset_root, data_checked))
+    problems = list(dict.fromkeys(problems))
     for problem in problems:
         print(f"error: {problem}")
-    print(f"checked {checked} tasks and groups in {len(index.files)} YAML files: {len(problems)} problem(s)")
+    print(f"checked {len(names)} tasks and groups in {len(files)} YAML files: {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+def _under(include_path: str | None) -> Callable[[str | None], bool]:
+    """Whether a file lies in one of the ``include_path`` folders (every file without one)."""
+    if not include_path:
+        return lambda path: True
+    roots = [os.path.abspath(os.path.expanduser(p.strip())) for p in include_path.split(",") if p.strip()]
+
+    def inside(path: str | None) -> bool:
+        full = os.path.abspath(path) if path else ""
+        return any(full == root or full.startswith(root + os.sep) for root in roots)
+
+    return inside
+
+
+def _validate_one(
+    manager: TaskManager, name: str, data: bool, dataset_root: str | None, data_checked: set[str]
+) -> list[str]:
+    """The problems of one task or group: loading it, then the pre-flight checks of its tasks
+    (the data of each task name once)."""
+    from lmms_eval.api.group import ConfigurableGroup
+    from lmms_eval.errors import LmmsEvalError
+    from lmms_eval.preflight import check_config, check_data
+
+    try:
+        loaded = manager._loader.load(name)
+    except LmmsEvalError as exc:
+        return [str(exc)]
+    except Exception as exc:  # a utils.py that raises at import is a broken task too
+        return [f"{manager.index.entries[name].path}: {type(exc).__name__}: {exc}"]
+    nodes = loaded if isinstance(loaded, list) else [loaded]
+    problems: list[str] = []
+    for node in nodes:
+        for task in node.leaves() if isinstance(node, ConfigurableGroup) else [node]:
+            found = check_config(task)
+            if data and task.task_name not in data_checked:
+                data_checked.add(task.task_name)
+                task.dataset_root = dataset_root
+                found += check_data(task)
+            problems.extend(str(p) for p in found)
+    return problems

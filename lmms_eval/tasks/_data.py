@@ -38,7 +38,7 @@ from lmms_eval.tasks._dataset_root import (
     searched,
 )
 from lmms_eval.tasks._hub import _offline_reason
-from lmms_eval.tasks._json_native import _load_json_natively
+from lmms_eval.tasks._json_native import _load_json_natively, first_non_utf8
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +107,12 @@ def datasets_kwargs(dataset_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     if ignored:
         logger.debug("dataset_kwargs handled by lmms_eval, not passed to datasets: %s", ", ".join(ignored))
     return kwargs
+
+
+# where to point lmms_eval at local copies of Hub datasets
+LOCAL_COPY_HINT = (
+    "Pass --dataset_root DIR (or set LMMS_EVAL_DATASET_ROOT) to a folder with a local copy of it"
+)
 
 
 # -- entry point ----------------------------------------------------------------------------------
@@ -304,6 +310,9 @@ def _load_error(
     detail = _short(exc)
     if path in LOCAL_BUILDERS:
         files = kwargs.get("data_files", kwargs.get("data_dir"))
+        encoding = _encoding_problem(exc, files)
+        if encoding is not None:
+            return DatasetError(f"task '{task_name}': {encoding}")
         return DatasetError(
             f"task '{task_name}': could not read the {path} data files {files}: {detail}; "
             "check that the files exist and are valid"
@@ -314,13 +323,14 @@ def _load_error(
     if offline_reason is not None and (unreachable or isinstance(exc, FileNotFoundError)):
         return DatasetError(
             f"task '{task_name}': {what} is not in the local datasets cache and {offline_reason}. "
-            "Load it once where the Hub is reachable (it is cached under HF_HOME), or point "
-            f"dataset_path at a local copy (a save_to_disk folder or data files). [{detail}]"
+            f"{LOCAL_COPY_HINT}, point dataset_path at a local copy (a save_to_disk folder or data "
+            f"files), or load it once where the Hub is reachable (it is cached under HF_HOME). [{detail}]"
         )
     if unreachable:
         return DatasetError(
             f"task '{task_name}': could not reach the Hugging Face Hub for {what}: {detail}. "
-            "Check the network, or set HF_HUB_OFFLINE=1 to use cached datasets only"
+            f"Check the network, {LOCAL_COPY_HINT[0].lower()}{LOCAL_COPY_HINT[1:]}, or set "
+            "HF_HUB_OFFLINE=1 to use cached datasets only"
         )
     if isinstance(exc, FileNotFoundError):
         return DatasetError(
@@ -328,6 +338,31 @@ def _load_error(
             "and dataset_name, and for a gated dataset accept its terms and log in (HF_TOKEN)"
         )
     return DatasetError(f"task '{task_name}': loading {what} failed: {detail}")
+
+
+def _encoding_problem(exc: BaseException, files: Any) -> str | None:
+    """Which data file is not UTF-8, when ``exc`` (or what caused it) is a UnicodeDecodeError."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, UnicodeDecodeError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return None
+    paths: list[str] = []
+    pending: list[Any] = [files]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            paths.append(item)
+        elif isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+    for path in sorted(paths):
+        if os.path.isfile(path):
+            problem = first_non_utf8(path)
+            if problem is not None:
+                return problem
+    return f"a data file is not UTF-8 ({_short(cause)}); data files must be UTF-8"
 
 
 _MEDIA_FEATURES = ("Image", "Audio", "Video")

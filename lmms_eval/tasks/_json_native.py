@@ -181,8 +181,10 @@ def rows_like_datasets(rows: list[Any]) -> list[dict[str, Any]]:
 
 
 def _parse_json_lines(text: str, path: str) -> list[Any]:
+    """The records of a JSON Lines text. Lines end at ``\n`` only: ``str.splitlines`` would also
+    split at U+2028 / U+2029 and other characters that JSON strings may hold unescaped."""
     rows = []
-    for line_no, line in enumerate(text.splitlines(), 1):
+    for line_no, line in enumerate(text.split("\n"), 1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
@@ -194,11 +196,45 @@ def _parse_json_lines(text: str, path: str) -> list[Any]:
     return rows
 
 
+def read_utf8(path: str) -> str:
+    """The text of a data file, which must be UTF-8 (a leading byte-order mark is dropped).
+
+    A byte that is not UTF-8 (a Latin-1 ``é`` ...) is a :class:`DatasetError` naming the file, the
+    line and the byte.
+    """
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(utf8_error(path, data, exc.start)) from None
+
+
+def utf8_error(path: str, data: bytes, position: int) -> str:
+    """``file:line: byte 0xe9 (column 12) is not UTF-8 ...`` for the bad byte at ``position``."""
+    line = data.count(b"\n", 0, position) + 1
+    column = position - (data.rfind(b"\n", 0, position) + 1) + 1
+    return (
+        f"{path}:{line}: byte 0x{data[position]:02x} (column {column}) is not valid UTF-8; data files "
+        "must be UTF-8 (convert it, e.g. iconv -f latin1 -t utf-8)"
+    )
+
+
+def first_non_utf8(path: str) -> str | None:
+    """:func:`utf8_error` for the first non-UTF-8 byte of ``path``, or None (also when unreadable)."""
+    try:
+        read_utf8(path)
+    except DatasetError as exc:
+        return str(exc)
+    except OSError:
+        return None
+    return None
+
+
 def _parse_json_file(path: str, field: str | None) -> list[Any]:
     """The records of a JSON document (a list, one object, or ``field`` of an object) or of JSON
     Lines, whatever the suffix says, as ``datasets`` reads them."""
-    with open(path, encoding="utf-8-sig") as handle:
-        text = handle.read()
+    text = read_utf8(path)
     if not text.strip():
         return []
     if field is not None:

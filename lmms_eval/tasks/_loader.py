@@ -58,15 +58,21 @@ class TaskLoader:
 
     # -- loading ----------------------------------------------------------------------------------
 
-    def load(self, name: str, overrides: dict[str, Any] | None = None) -> Node | list[Node]:
-        """A task, a group, or (for a tag) the list of its tasks."""
+    def load(
+        self, name: str, overrides: dict[str, Any] | None = None, _chain: tuple[tuple[str, str], ...] = ()
+    ) -> Node | list[Node]:
+        """A task, a group, or (for a tag) the list of its tasks.
+
+        ``_chain`` holds the ``(group, file)`` pairs being loaded, to report a group that includes
+        itself (directly or through other groups) instead of recursing forever.
+        """
         entry = self.entry(name)
         if entry.kind == "tag":
-            return [self._as_node(self.load(member, overrides)) for member in entry.tasks]
+            return [self._as_node(self.load(member, overrides, _chain)) for member in entry.tasks]
         assert entry.path is not None
         data = load_yaml_config(entry.path)
         if entry.kind == "group":
-            return self._group(data, entry.path, overrides or {})
+            return self._group(data, entry.path, overrides or {}, _chain)
         return self.task_from_dict(data, entry.path, overrides)
 
     @staticmethod
@@ -90,7 +96,13 @@ class TaskLoader:
             cls = TASK_REGISTRY.get(config.class_)
         return cls(config, yaml_path=source, model_names=self.model_names)
 
-    def _group(self, data: dict[str, Any], source: str, inherited: dict[str, Any]) -> ConfigurableGroup:
+    def _group(
+        self,
+        data: dict[str, Any],
+        source: str,
+        inherited: dict[str, Any],
+        chain: tuple[tuple[str, str], ...] = (),
+    ) -> ConfigurableGroup:
         group_part = {k: v for k, v in data.items() if k in GROUP_KEYS}
         pushed = {k: v for k, v in data.items() if k not in GROUP_KEYS}
         task_keys = set(valid_keys(TaskConfig))
@@ -101,26 +113,48 @@ class TaskLoader:
                     f"{did_you_mean(key, task_keys | GROUP_KEYS)}"
                 )
         config = GroupConfig.from_yaml_dict(resolve_functions(group_part, source), source)
+        _check_cycle(config.group, source, chain)
+        chain = (*chain, (config.group, source))
         overrides = merge_overrides(pushed, inherited)
         children: list[Node] = []
         for item in config.task:
             if isinstance(item, str):
-                loaded = self.load(item, overrides)
+                loaded = self.load(item, overrides, chain)
             else:
-                loaded = self._dict_entry(item, source, overrides)
+                loaded = self._dict_entry(item, source, overrides, chain)
             if isinstance(loaded, list):
                 children.extend(loaded)
             else:
                 children.append(loaded)
         return ConfigurableGroup(config, children, yaml_path=source)
 
-    def _dict_entry(self, item: dict[str, Any], source: str, overrides: dict[str, Any]) -> Node | list[Node]:
+    def _dict_entry(
+        self,
+        item: dict[str, Any],
+        source: str,
+        overrides: dict[str, Any],
+        chain: tuple[tuple[str, str], ...] = (),
+    ) -> Node | list[Node]:
         """A ``{task: name, <overrides>}`` entry, or an inline task config."""
         name = item.get("task") or item.get("group")
         if not isinstance(name, str):
             raise ConfigError(f"{source}: a group's task entry needs a 'task' name, got {item!r}")
         local = {k: v for k, v in item.items() if k != "task"}
         if name in self.index.entries:
-            return self.load(name, merge_overrides(overrides, local))
+            return self.load(name, merge_overrides(overrides, local), chain)
         # an inline task defined inside the group file
         return self.task_from_dict({**item}, os.path.abspath(source), overrides)
+
+
+def _check_cycle(group: str, path: str, chain: tuple[tuple[str, str], ...]) -> None:
+    """Raise when ``group`` is already being loaded: ``group cycle: a -> b -> a``."""
+    names = [name for name, _ in chain]
+    if group not in names:
+        return
+    loop = chain[names.index(group) :]
+    cycle = " -> ".join([*(name for name, _ in loop), group])
+    files = list(dict.fromkeys(file for _, file in loop))
+    raise ConfigError(
+        f"group cycle: {cycle} (in {', '.join(files)}); a group cannot include itself, directly or "
+        "through other groups"
+    )

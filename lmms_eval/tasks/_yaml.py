@@ -157,28 +157,73 @@ def resolve_function(ref: FunctionRef, yaml_path: str = "") -> Callable[..., Any
     if not module_name or not attr:
         raise ConfigError(f"{where}: !function '{ref.name}' must look like module.function")
     candidate = Path(ref.base_dir, *module_name.split(".")).with_suffix(".py")
-    try:
-        module = _load_module_file(candidate) if candidate.is_file() else importlib.import_module(module_name)
-    except ConfigError:
-        raise
-    except ModuleNotFoundError as exc:
-        raise ConfigError(
-            f"{where}: !function '{ref.name}': no file {candidate} and no importable module '{module_name}' ({exc})"
-        ) from None
-    except Exception as exc:
-        raise ConfigError(
-            f"{where}: !function '{ref.name}': importing {candidate} failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    try:
-        fn = getattr(module, attr)
-    except AttributeError:
+    if candidate.is_file():
+        module = _import_task_file(candidate, ref, where)
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name != exc.name and not module_name.startswith(exc.name + "."):
+                raise _import_error(ref, where, module_name, exc) from None
+            raise ConfigError(
+                f"{where}: !function '{ref.name}': no file {candidate} and no importable module "
+                f"'{module_name}' ({exc})"
+            ) from None
+        except Exception as exc:
+            raise _import_error(ref, where, module_name, exc) from None
+    fn = getattr(module, attr, _MISSING)
+    if fn is _MISSING:
         from lmms_eval.errors import did_you_mean
 
-        public = [n for n in dir(module) if not n.startswith("_")]
+        callables = [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n, None))]
         raise ConfigError(
-            f"{where}: !function '{ref.name}': module '{module_name}' has no attribute '{attr}'.{did_you_mean(attr, public)}"
-        ) from None
+            f"{where}: !function '{ref.name}': module '{module_name}' has no attribute '{attr}'."
+            f"{did_you_mean(attr, callables)}"
+        )
+    if not callable(fn):
+        raise ConfigError(
+            f"{where}: !function '{ref.name}' names a value of type {type(fn).__name__}, "
+            "not a function; !function must name a function or class"
+        )
     return fn
+
+
+_MISSING = object()
+
+
+def _import_task_file(path: Path, ref: FunctionRef, where: str) -> ModuleType:
+    """Import a task folder's ``utils.py`` (or other file); a failure is one line naming the file."""
+    try:
+        return _load_module_file(path)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise _import_error(ref, where, str(path), exc) from None
+
+
+def _import_error(ref: FunctionRef, where: str, what: str, exc: Exception) -> ConfigError:
+    """``importing utils.py failed at line 3: it imports 'foo', which is not installed`` and the like."""
+    line = _error_line(exc, what)
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        detail = f"it imports '{exc.name}', which is not installed; install the package that provides it"
+    elif isinstance(exc, ImportError):
+        detail = f"an import failed: {_one_line(exc)}"
+    else:
+        detail = f"{type(exc).__name__}: {_one_line(exc)}"
+    return ConfigError(f"{where}: !function '{ref.name}': importing {what} failed{line}: {detail}")
+
+
+def _error_line(exc: BaseException, filename: str) -> str:
+    """`` at line N`` of ``filename`` in the traceback (or of a SyntaxError), else ``""``."""
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return f" at line {exc.lineno}"
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f" at line {line}" if line else ""
 
 
 def resolve_functions(value: Any, yaml_path: str = "") -> Any:
