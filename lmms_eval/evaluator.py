@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lmms_eval import aggregation, inference, postprocess, throughput
+from lmms_eval import aggregation, inference, postprocess, settings, throughput
 from lmms_eval.api.context import AggregationContext
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.group import ConfigurableGroup, Node
@@ -218,11 +218,16 @@ def simple_evaluate(
     started = utc_now()
     start_clock = time.perf_counter()
     register_secrets_from(parse_arg_string(model_args))
+    limit, offset = settings.check_limit(limit), settings.check_offset(offset)
+    repeats, max_tokens = settings.check_repeats(repeats), settings.check_max_tokens(max_tokens)
+    bootstrap_iters = settings.check_bootstrap_iters(bootstrap_iters)
+    for seed in (random_seed, numpy_random_seed, torch_random_seed, fewshot_random_seed):
+        settings.check_seed(seed)
     set_seeds(random_seed, numpy_random_seed, torch_random_seed)
     task_names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else list(tasks)
     if not task_names:
         raise ConfigError("no tasks given; pass --tasks (run 'lmms-eval tasks list' to see them)")
-    parsed_gen_kwargs = parse_arg_string(gen_kwargs) if gen_kwargs else {}
+    parsed_gen_kwargs = settings.check_gen_kwargs(gen_kwargs)
     baseline_scores = None
     if baseline:  # loaded first: a bad path fails before any model time is spent
         from lmms_eval.compare import load_doc_scores
@@ -261,7 +266,7 @@ def simple_evaluate(
     tags = parse_reasoning_tags_config(
         DEFAULT_REASONING_TAGS if reasoning_tags is _DEFAULT else reasoning_tags
     )
-    settings = {
+    recorded = {
         "model_args": model_args_dict if not isinstance(model_args, str) else model_args,
         "batch_size": batch_size,
         "max_batch_size": max_batch_size,
@@ -286,7 +291,7 @@ def simple_evaluate(
         "dataset_root": dataset_root,
         "resolved_cli_args": dict(cli_args or {}),
     }
-    header = _results_header(model_info, model_args_dict, settings, system_instruction, started)
+    header = _results_header(model_info, model_args_dict, recorded, system_instruction, started)
     session = None
     if cache is not None:
         from lmms_eval.caching import ResponseCacheSession
@@ -349,6 +354,8 @@ def _finish(
             files["submissions"] = results.pop("submissions")
         results["output_files"] = files
         writer.write_results(results)
+        if writer.error:  # a full disk: the scores are still returned (and printed by the CLI)
+            results["output_error"] = writer.error
     return results
 
 

@@ -82,7 +82,7 @@ def preflight(
     problems = check_tasks(tasks, output_path=output_path, media_docs=media_docs, chat=chat, data=data)
     if problems:
         raise PreflightError(problems)
-    logger.info("pre-flight: %d task(s) checked, no problems", len(tasks))
+    logger.debug("pre-flight: %d task(s) checked, no problems", len(tasks))
 
 
 def check_tasks(
@@ -110,26 +110,14 @@ def check_tasks(
 
 
 def check_output_path(output_path: str) -> list[Problem]:
-    """Create the output folder if needed and write (and remove) a probe file in it."""
-    folder = os.path.expanduser(output_path)
-    if folder.endswith((".json", ".jsonl")):  # as the results writer reads it: the file's folder
-        folder = os.path.dirname(folder) or "."
-    probe = os.path.join(folder, f".lmms_eval_write_test_{os.getpid()}")
+    """The output folder's problem, if it cannot be created or written (the results writer's rule)."""
+    from lmms_eval.loggers.results import check_output_path as check_folder
+
     try:
-        os.makedirs(folder, exist_ok=True)
-        with open(probe, "w", encoding="utf-8") as handle:
-            handle.write("ok")
-        os.remove(probe)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return [
-            Problem(
-                None,
-                "output_path",
-                f"cannot write to '{os.path.abspath(folder)}' ({type(exc).__name__}: {reason}); "
-                "choose a writable folder with --output_path",
-            )
-        ]
+        check_folder(output_path)
+    except ConfigError as exc:
+        where = f"--output_path {output_path}"
+        return [Problem(None, where, str(exc).removeprefix(f"{where}: "))]
     return []
 
 

@@ -364,7 +364,7 @@ def test_simple_variant_builds_the_same_prompt_as_the_chat_variant(
     assert simple.is_simple and not chat.is_simple
     root = write_tasks(write_files, tmp_path / "tasks", images)
     manager = TaskManager(include_path=str(root), include_defaults=False)
-    task = manager.load_task_or_group(["hf_gen"])["hf_gen"]
+    task: Any = manager.load_task_or_group(["hf_gen"])["hf_gen"]
     simple.task_dict = chat.task_dict = {"hf_gen": task.model_docs()}
     simple.batch_size_per_gpu = 3
     simple_out = results_of(simple.generate_until(task.build_all_requests(chat=False)))

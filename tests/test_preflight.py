@@ -156,8 +156,11 @@ def test_output_folder_is_created_and_must_be_writable(root: Path, tmp_path: Pat
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
     (problem,) = check_tasks([], output_path=str(blocker / "out"))
-    assert problem.task is None and problem.where == "output_path"
-    assert f"cannot write to '{blocker / 'out'}'" in str(problem) and "Error" in str(problem)
+    assert problem.task is None and problem.where == f"--output_path {blocker / 'out'}"
+    assert (
+        str(problem)
+        == f"--output_path {blocker / 'out'}: cannot write there: a part of the path is a file, not a folder"
+    )
 
 
 def test_every_sampled_doc_failing_its_prompt_is_a_problem_one_bad_doc_is_not(
@@ -183,7 +186,9 @@ def test_preflight_raises_one_error_listing_every_problem(root: Path, tmp_path: 
         preflight(tasks, output_path=str(blocker))
     assert isinstance(info.value, ConfigError) and len(info.value.problems) == 3
     lines = str(info.value).splitlines()
-    assert lines[0].startswith("output_path: cannot write to") and lines[0].endswith("(and 2 more:)")
+    assert lines[0].startswith(f"--output_path {blocker}: cannot write there") and lines[0].endswith(
+        "(and 2 more:)"
+    )
     assert lines[1].startswith("  task 'metric_typo': metric_list: unknown metric 'exact_matc'")
     assert lines[2].startswith("  task 'split_typo': test_split: split 'tset'")
 

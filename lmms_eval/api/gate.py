@@ -59,7 +59,7 @@ class RequestGate:
         self.budget = max_tokens
         self.breaker_after = breaker_after if breaker_after and breaker_after > 0 else None
         self.on_progress = on_progress
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: a progress callback may ask for the state
         self._stop_event = threading.Event()
         self._stopped: str | None = None
         self._used = 0

@@ -6,14 +6,19 @@ import abc
 import gc
 import inspect
 import logging
+import math
 import os
 import sys
+import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.errors import ModelArgsError, did_you_mean
+from lmms_eval.secrets import is_secret_name
+from lmms_eval.settings import show_value
 from lmms_eval.utils import parse_arg_string
 
 logger = logging.getLogger(__name__)
@@ -60,7 +65,7 @@ class lmms(abc.ABC):
     def generate_until(self, requests: list[Instance]) -> Sequence[str | GenerationResult | RequestFailure]:
         """Generate text for each request; ``gen_kwargs['until']`` lists stop strings."""
 
-    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+    def loglikelihood(self, requests: list[Instance]) -> Sequence[tuple[float, bool] | RequestFailure]:
         """Return ``(log-probability of the continuation, is_greedy)`` for each request."""
         raise NotImplementedError(
             f"model '{type(self).__name__}' does not implement loglikelihood; it cannot run "
@@ -96,14 +101,14 @@ class lmms(abc.ABC):
     def gate(self) -> RequestGate:
         """The run's :class:`~lmms_eval.api.gate.RequestGate`: ask :meth:`RequestGate.admit` before a
         request, report each answer with :meth:`RequestGate.done`. An open gate outside a run."""
-        gate = self.__dict__.get("_gate")
+        gate: RequestGate | None = getattr(self, "_gate", None)  # also when __init__ was not called
         if gate is None:
-            gate = self.__dict__["_gate"] = RequestGate(breaker_after=None)
+            gate = self._gate = RequestGate(breaker_after=None)
         return gate
 
     @gate.setter
     def gate(self, gate: RequestGate) -> None:
-        self.__dict__["_gate"] = gate
+        self._gate = gate
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -119,7 +124,8 @@ class lmms(abc.ABC):
         the argument string does not set; ``None`` values are dropped, and so are keys the
         constructor does not take (unless it takes ``**kwargs``). Unknown keys of the argument
         string are a :class:`ModelArgsError` naming the key and the closest accepted one, unless
-        the constructor takes ``**kwargs``; so is a missing required argument.
+        the constructor takes ``**kwargs``; so is a missing required argument, and a value that
+        does not fit the parameter's annotation (see :func:`check_arg_types`).
         """
         args = parse_arg_string(arg_string)
         extra = {k: v for k, v in (additional_config or {}).items() if v is not None and k not in args}
@@ -142,6 +148,7 @@ class lmms(abc.ABC):
             if dropped:
                 logger.debug("model %s does not take %s; not passing them", cls.__name__, ", ".join(dropped))
             extra = {k: v for k, v in extra.items() if k in accepted}
+        args = check_arg_types(cls, args)
         kwargs = {**args, **extra}
         missing = [
             p.name
@@ -202,6 +209,147 @@ class lmms(abc.ABC):
         if not prompt or (messages and messages[0].get("role") == "system"):
             return messages
         return [{"role": "system", "content": [{"type": "text", "text": prompt}]}, *messages]
+
+
+# -- typed --model_args ---------------------------------------------------------------------------------
+
+_UNKNOWN = object()  # an annotation this check cannot judge (a class of its own, a TYPE_CHECKING import)
+_NO = object()  # the value does not fit the annotation
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+def _constructor_hints(cls: type) -> dict[str, Any]:
+    """The evaluated annotations of ``cls.__init__``; one that cannot be evaluated is left out."""
+    init = cls.__init__
+    try:
+        return typing.get_type_hints(init)
+    except Exception:  # a name only imported under TYPE_CHECKING, a typo in a plugin
+        pass
+    hints: dict[str, Any] = {}
+    globalns = getattr(init, "__globals__", {})
+    for name, annotation in getattr(init, "__annotations__", {}).items():
+        shim = types.SimpleNamespace(__annotations__={name: annotation})
+        try:
+            hints.update(typing.get_type_hints(shim, globalns=globalns))
+        except Exception:  # unjudgeable: the value passes unchecked
+            continue
+    return hints
+
+
+def _is_union(hint: Any) -> bool:
+    return get_origin(hint) in (Union, types.UnionType)
+
+
+def _fit_scalar(value: Any, hint: Any, loose: bool) -> Any:
+    """``value`` fitted to ``int``/``float``/``bool``/``str``/``None``; ``_NO`` when it does not fit,
+    ``_UNKNOWN`` for other annotations. Loose fits convert: ``2.0`` -> int, ``3`` -> float, ``16`` -> str."""
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is type(None):
+        return None if value is None else _NO
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        return bool(value) if loose and is_number and value in (0, 1) else _NO
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        whole = loose and isinstance(value, float) and math.isfinite(value) and value == int(value)
+        return int(value) if whole else _NO
+    if hint is float:
+        if isinstance(value, float):
+            return value
+        return float(value) if loose and is_number else _NO
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        return str(value) if loose and is_number else _NO  # `response=16` means the text "16"
+    return _UNKNOWN
+
+
+def _fit(value: Any, hint: Any, loose: bool) -> Any:
+    """``value`` fitted to ``hint`` (converted where ``loose``), ``_NO``, or the value unchanged when
+    the annotation cannot be judged here."""
+    if hint is Any or hint is object:
+        return value
+    if _is_union(hint):
+        for mode in (False, True) if loose else (False,):
+            for member in get_args(hint):
+                fitted = _fit(value, member, mode)
+                if fitted is not _NO:
+                    return fitted
+        return _NO
+    origin = get_origin(hint)
+    if origin is Literal:
+        for allowed in get_args(hint):
+            if type(allowed) is type(value) and allowed == value:
+                return value
+            if loose and isinstance(allowed, str) and not isinstance(value, str) and str(value) == allowed:
+                return allowed
+        return _NO
+    container = origin or hint
+    if container in _SEQUENCES:
+        return value if isinstance(value, (list, tuple)) else _NO
+    if container is dict:
+        return value if isinstance(value, dict) else _NO
+    fitted = _fit_scalar(value, hint, loose)
+    return value if fitted is _UNKNOWN else fitted
+
+
+def _describe(hint: Any) -> str:
+    """What a value of type ``hint`` is, for an error message (``int | None`` -> ``an integer``)."""
+    if _is_union(hint):
+        parts = [_describe(m) for m in get_args(hint) if m is not type(None)]
+        return " or ".join(dict.fromkeys(p for p in parts if p)) or "none"
+    if get_origin(hint) is Literal:
+        return "one of " + ", ".join(show_value(a) for a in get_args(hint))
+    container = get_origin(hint) or hint
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "a string", dict: "a mapping"}
+    if container in _SEQUENCES:
+        return "a list"
+    return names.get(container, "")
+
+
+def _mismatch(cls: type, key: str, value: Any, hint: Any) -> ModelArgsError:
+    secret = is_secret_name(key)
+    got = (
+        f"a {type(value).__name__} (value not shown: '{key}' holds a secret)" if secret else show_value(value)
+    )
+    message = f"model '{cls.__name__}': argument '{key}' must be {_describe(hint)}, got {got}"
+    if secret:
+        return ModelArgsError(message)
+    if get_origin(hint) is Literal and isinstance(value, str):
+        suggestion = did_you_mean(value, [str(a) for a in get_args(hint)])
+        message += f".{suggestion}" if suggestion else ""
+    elif _describe(hint) == "a string" and (value is None or isinstance(value, (bool, list, dict))):
+        message += f" (quote it to pass it as text: {key}='...')"
+    return ModelArgsError(message)
+
+
+def check_arg_types(cls: type, args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` checked against the annotations of ``cls.__init__`` (and lightly converted).
+
+    Ints are accepted where floats are wanted and whole floats where ints are; numbers where text
+    is wanted become text; ``None`` is accepted where the parameter's default is ``None``.
+    Unannotated parameters and annotations of other classes accept anything. A mismatch is a
+    :class:`ModelArgsError` naming the model, the argument, what it takes and the value (never the
+    value of a secret-looking argument).
+    """
+    hints = _constructor_hints(cls)
+    parameters = inspect.signature(cls.__init__).parameters
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        hint = hints.get(key, Any)
+        parameter = parameters.get(key)
+        if value is None and parameter is not None and parameter.default is None:
+            out[key] = value
+            continue
+        fitted = _fit(value, hint, False)
+        if fitted is _NO:
+            fitted = _fit(value, hint, True)
+        if fitted is _NO:
+            raise _mismatch(cls, key, value, hint)
+        out[key] = fitted
+    return out
 
 
 def resolve_continuation(continuation: str | Callable[..., Any], doc: Any) -> str:

@@ -50,15 +50,41 @@ def expand_vars(value: Any, where: str, environ: Mapping[str, str] | None = None
     return _VAR.sub(replace, value)
 
 
-def load_run_configs(path: str) -> list[dict[str, Any]]:
-    """The runs of a config file (a list of mappings is a batch), each with its own ``env`` mapping."""
+def _read_config_text(path: str) -> str:
+    """The text of a config file; a folder, an unreadable or a non-UTF-8 file is a one-line error."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except FileNotFoundError:
         raise ConfigError(f"--config: file '{path}' not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"--config {path}: is a folder; pass a YAML file") from None
+    except OSError as exc:
+        raise ConfigError(f"--config {path}: cannot read it: {exc.strerror or exc}") from None
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark some editors write
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"--config {path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def load_run_configs(path: str) -> list[dict[str, Any]]:
+    """The runs of a config file (a list of mappings is a batch), each with its own ``env`` mapping."""
+    text = _read_config_text(path)
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"--config {path}: invalid YAML: {' '.join(str(exc).split())}") from None
+    if data is None:
+        raise ConfigError(
+            f"--config {path}: the file has no options (it is empty or all comments); "
+            "write one option per line, e.g. 'model: dummy'"
+        )
+    if data == []:
+        raise ConfigError(f"--config {path}: the list of runs is empty; give at least one run")
     runs = data if isinstance(data, list) else [data]
     out = []
     for i, run in enumerate(runs):

@@ -459,7 +459,13 @@ def run_one(cfg: RunConfig) -> int:
         print(f"lmms-eval: interrupted during task {task}; finished tasks are kept", file=sys.stderr)
         return 130
     _print_results(cfg, results)
-    return _report_failures(results, cfg.allow_failures)
+    status = _report_failures(results, cfg.allow_failures)
+    if results.get("output_error"):
+        from lmms_eval.secrets import redact_text
+
+        print(f"lmms-eval: error: {redact_text(results['output_error'])}", file=sys.stderr)
+        return 1
+    return status
 
 
 def _print_results(cfg: RunConfig, results: dict[str, Any]) -> None:
@@ -489,6 +495,9 @@ def _print_results(cfg: RunConfig, results: dict[str, Any]) -> None:
             file=sys.stderr,
         )
     files = results.get("output_files")
+    if results.get("output_error"):
+        print(f"\nThe output files are incomplete: {results['output_error']}", file=sys.stderr)
+        return
     if not files:
         print("\nNothing was saved: pass --output_path DIR to keep results and samples.", file=sys.stderr)
         return

@@ -128,12 +128,12 @@ def test_join_is_lazy_and_scoring_docs_carry_no_image(gqa_data: None, dataset_ro
 
 
 def test_question_without_image_is_an_error(hub_dataset: Any, run_benchmark: Any) -> None:
-    from lmms_eval.errors import DatasetError
+    from lmms_eval.errors import LmmsEvalError  # found by pre-flight, before the model loads
 
     hub_dataset(
         REPO, "testdev", [_question(ROWS[0])], _question_features(), config="testdev_balanced_instructions"
     )
     images = [{"id": "other", "image": solid_image()}]
     hub_dataset(REPO, "testdev", images, _image_features(), config="testdev_balanced_images")
-    with pytest.raises(DatasetError, match=r"imageId 'n2'.*testdev_balanced_images"):
+    with pytest.raises(LmmsEvalError, match=r"imageId 'n2'.*testdev_balanced_images"):
         run_benchmark("gqa", _answer)

@@ -19,6 +19,8 @@ Batching, stop strings, timing fields, loglikelihood and multi-round behaviour a
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from lmms_eval.models.hf.backend import HFVisionLanguageModel
 
 
@@ -26,3 +28,4 @@ class Huggingface(HFVisionLanguageModel):
     """Generic transformers chat backend; see the module docstring for its arguments."""
 
     is_simple = False
+    model_id: ClassVar[str | None] = "huggingface"

@@ -14,5 +14,6 @@ from lmms_eval.models.chat.huggingface import Huggingface
 class Idefics3(Huggingface):
     """Idefics3 chat model."""
 
+    model_id: ClassVar[str | None] = "idefics3"
     default_pretrained: ClassVar[str | None] = "HuggingFaceM4/Idefics3-8B-Llama3"
     model_types: ClassVar[tuple[str, ...]] = ("idefics3",)

@@ -16,5 +16,6 @@ from lmms_eval.models.chat.huggingface import Huggingface
 class InternVLHf(Huggingface):
     """InternVL (the transformers-native ``-hf`` checkpoints) chat model."""
 
+    model_id: ClassVar[str | None] = "internvl_hf"
     default_pretrained: ClassVar[str | None] = "OpenGVLab/InternVL3-2B-hf"
     model_types: ClassVar[tuple[str, ...]] = ("internvl",)

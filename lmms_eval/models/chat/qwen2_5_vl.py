@@ -14,5 +14,6 @@ from lmms_eval.models.chat.huggingface import Huggingface
 class Qwen2_5_VL(Huggingface):
     """Qwen2.5-VL chat model."""
 
+    model_id: ClassVar[str | None] = "qwen2_5_vl"
     default_pretrained: ClassVar[str | None] = "Qwen/Qwen2.5-VL-7B-Instruct"
     model_types: ClassVar[tuple[str, ...]] = ("qwen2_5_vl",)

@@ -14,5 +14,6 @@ from lmms_eval.models.chat.huggingface import Huggingface
 class Qwen2_VL(Huggingface):
     """Qwen2-VL chat model."""
 
+    model_id: ClassVar[str | None] = "qwen2_vl"
     default_pretrained: ClassVar[str | None] = "Qwen/Qwen2-VL-7B-Instruct"
     model_types: ClassVar[tuple[str, ...]] = ("qwen2_vl",)

@@ -14,5 +14,6 @@ from lmms_eval.models.chat.huggingface import Huggingface
 class Qwen3_VL(Huggingface):
     """Qwen3-VL chat model."""
 
+    model_id: ClassVar[str | None] = "qwen3_vl"
     default_pretrained: ClassVar[str | None] = "Qwen/Qwen3-VL-8B-Instruct"
     model_types: ClassVar[tuple[str, ...]] = ("qwen3_vl", "qwen3_vl_moe")

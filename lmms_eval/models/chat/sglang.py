@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
+from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
 from lmms_eval.models.chat.vllm import (
     DEFAULT_BATCH_SIZE,
@@ -40,7 +40,6 @@ from lmms_eval.models.chat.vllm import (
     DEFAULT_MAX_NEW_TOKENS,
     EngineChatModel,
     SamplingSettings,
-    chunks,
     expand_frame_videos,
     import_engine,
     pick,
@@ -207,7 +206,7 @@ class SGLang(EngineChatModel):
         if fraction is not None and not 0.0 < float(fraction) <= 1.0:
             raise ModelArgsError(f"model '{name}': mem_fraction_static must be in (0, 1], got {fraction}")
         self.mem_fraction_static = None if fraction is None else float(fraction)
-        sglang = import_engine("sglang", SGLANG_INSTALL, "The 'sglang' model")
+        sglang = import_engine("sglang", SGLANG_INSTALL, "model 'sglang'")
         self.processor = self._load_template_source()
         self.engine = sglang.Engine(**self.engine_arguments())
 
@@ -226,9 +225,7 @@ class SGLang(EngineChatModel):
 
     def _load_template_source(self) -> Any:
         """The checkpoint's processor (or tokenizer) whose ``apply_chat_template`` renders prompts."""
-        transformers = import_engine(
-            "transformers", "pip install transformers", "The 'sglang' model's chat template"
-        )
+        transformers = import_engine("transformers", "pip install transformers", "model 'sglang'")
         try:
             return transformers.AutoProcessor.from_pretrained(
                 self.pretrained, trust_remote_code=self.trust_remote_code
@@ -267,26 +264,25 @@ class SGLang(EngineChatModel):
             raise LmmsEvalError(f"SGLang returned {len(outputs)} outputs for {len(prompts)} requests")
         return outputs
 
-    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
-        results: list[str | GenerationResult] = []
-        for piece in chunks(len(requests), self.batch_size_per_gpu):
-            batch = [requests[i] for i in piece]
-            prompts = [self.build_prompt(r) for r in batch]
-            settings = [self.settings(r) for r in batch]
-            params = [sglang_sampling_params(s) for s in settings]
-            answers: list[GenerationResult | None] = [None] * len(batch)
-            # requests with and without images go in separate calls (image_data is all or nothing)
-            for wants_images in (True, False):
-                members = [i for i, p in enumerate(prompts) if bool(p.images) == wants_images]
-                if not members:
-                    continue
-                started = time.perf_counter()
-                outputs = self._generate([prompts[i] for i in members], [params[i] for i in members])
-                latency = time.perf_counter() - started
-                for i, output in zip(members, outputs):
-                    answers[i] = sglang_result(output, latency, settings[i].stop)
-            results.extend(a for a in answers if a is not None)
-        return results
+    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult | RequestFailure]:
+        return self.answer_in_batches(requests, self._generate_batch)
+
+    def _generate_batch(self, batch: list[Instance]) -> list[GenerationResult]:
+        prompts = [self.build_prompt(r) for r in batch]
+        settings = [self.settings(r) for r in batch]
+        params = [sglang_sampling_params(s) for s in settings]
+        answers: dict[int, GenerationResult] = {}
+        # requests with and without images go in separate calls (image_data is all or nothing)
+        for wants_images in (True, False):
+            members = [i for i, p in enumerate(prompts) if bool(p.images) == wants_images]
+            if not members:
+                continue
+            started = time.perf_counter()
+            outputs = self._generate([prompts[i] for i in members], [params[i] for i in members])
+            latency = time.perf_counter() - started
+            for i, output in zip(members, outputs):
+                answers[i] = sglang_result(output, latency, settings[i].stop)
+        return [answers[i] for i in range(len(batch))]
 
     def clean(self) -> None:
         """Shut the engine down (frees its GPU memory and worker processes)."""

@@ -15,5 +15,6 @@ from lmms_eval.models.chat.huggingface import Huggingface
 class SmolVLM(Huggingface):
     """SmolVLM / SmolVLM2 chat model."""
 
+    model_id: ClassVar[str | None] = "smolvlm"
     default_pretrained: ClassVar[str | None] = "HuggingFaceTB/SmolVLM-Instruct"
     model_types: ClassVar[tuple[str, ...]] = ("smolvlm", "idefics3")

@@ -30,19 +30,19 @@ backend.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
+from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms
-from lmms_eval.errors import ConfigError, LmmsEvalError, MissingDependencyError, ModelArgsError
+from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
+from lmms_eval.models.hf.runtime import DependencyImportError, import_dependency
 from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import ChatImageContent, ChatMessage, ChatMessages, ChatVideoContent
 
@@ -58,27 +58,13 @@ ENGINE_GEN_KWARGS = frozenset({"until", "max_new_tokens", "temperature", "top_p"
 
 # -- engine import -----------------------------------------------------------------------------------
 
-
-class EngineNotInstalledError(MissingDependencyError):
-    """An inference engine (vLLM, SGLang) is not importable; the message says how to install it."""
-
-    def __init__(self, package: str, install: str, purpose: str, detail: str = "") -> None:
-        state = f"which cannot be imported ({detail})" if detail else "which is not installed"
-        LmmsEvalError.__init__(
-            self, f"{purpose} needs the '{package}' package, {state}. Install it with: {install}"
-        )
-        self.package = package
-        self.install = install
+# An inference engine (vLLM, SGLang) that is not importable; the message says how to install it.
+EngineNotInstalledError = DependencyImportError
 
 
 def import_engine(module: str, install: str, purpose: str) -> Any:
     """``importlib.import_module(module)``, or :class:`EngineNotInstalledError` naming ``install``."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        missing = getattr(exc, "name", None)
-        detail = "" if missing in (None, module) else str(exc)
-        raise EngineNotInstalledError(module, install, purpose, detail) from exc
+    return import_dependency(module, install, purpose)
 
 
 # -- arguments ---------------------------------------------------------------------------------------
@@ -404,6 +390,29 @@ class EngineChatModel(lmms):
         self._gen_kwargs_check.check(gen_kwargs)
         return sampling_settings(gen_kwargs, self.max_new_tokens)
 
+    def answer_in_batches(
+        self,
+        requests: Sequence[Instance],
+        answer_batch: Callable[[list[Instance]], list[GenerationResult]],
+    ) -> list[str | GenerationResult | RequestFailure]:
+        """``answer_batch`` consecutive batches of ``batch_size`` requests under the run's gate.
+
+        Before each batch the gate is asked; once it refuses (budget spent, circuit breaker open,
+        run stopped) that batch and the rest are answered with the refusal and not sent. After
+        each batch the gate is told each answer, in request order.
+        """
+        results: list[str | GenerationResult | RequestFailure] = []
+        for piece in chunks(len(requests), self.batch_size_per_gpu):
+            refusal = self.gate.refusal()
+            if refusal is not None:
+                return results + [refusal] * (len(requests) - piece.start)
+            batch = [requests[i] for i in piece]
+            answers = answer_batch(batch)
+            for request, answer in zip(batch, answers):
+                self.gate.done(answer, request)
+            results.extend(answers)
+        return results
+
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
         raise NotImplementedError(
             f"the '{self.engine_label}' chat backend does not compute loglikelihoods; it cannot run "
@@ -461,7 +470,7 @@ class VLLM(EngineChatModel):
             )
         self.gpu_memory_utilization = float(gpu_memory_utilization)
         self.image_format = image_format
-        vllm = import_engine("vllm", VLLM_INSTALL, "The 'vllm' model")
+        vllm = import_engine("vllm", VLLM_INSTALL, "model 'vllm'")
         self._sampling_params_cls = vllm.SamplingParams
         self.llm = vllm.LLM(**self.engine_arguments())
 
@@ -484,22 +493,21 @@ class VLLM(EngineChatModel):
         chat = request_chat_messages(request, self.get_doc(request))
         return build_vllm_messages(chat, self.system_prompt, self.max_frames_num, self.image_format)
 
-    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
-        results: list[str | GenerationResult] = []
-        for piece in chunks(len(requests), self.batch_size_per_gpu):
-            batch = [requests[i] for i in piece]
-            conversations = [self.build_messages(r) for r in batch]
-            settings = [self.settings(r) for r in batch]
-            params = [self._sampling_params_cls(**vllm_sampling_kwargs(s, self.seed)) for s in settings]
-            started = time.perf_counter()
-            outputs = self.llm.chat(
-                conversations, sampling_params=params, chat_template=self.chat_template, use_tqdm=False
-            )
-            latency = time.perf_counter() - started
-            if len(outputs) != len(batch):
-                raise LmmsEvalError(f"vLLM returned {len(outputs)} outputs for {len(batch)} requests")
-            results.extend(vllm_result(o, latency, s.stop) for o, s in zip(outputs, settings))
-        return results
+    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult | RequestFailure]:
+        return self.answer_in_batches(requests, self._generate_batch)
+
+    def _generate_batch(self, batch: list[Instance]) -> list[GenerationResult]:
+        conversations = [self.build_messages(r) for r in batch]
+        settings = [self.settings(r) for r in batch]
+        params = [self._sampling_params_cls(**vllm_sampling_kwargs(s, self.seed)) for s in settings]
+        started = time.perf_counter()
+        outputs = self.llm.chat(
+            conversations, sampling_params=params, chat_template=self.chat_template, use_tqdm=False
+        )
+        latency = time.perf_counter() - started
+        if len(outputs) != len(batch):
+            raise LmmsEvalError(f"vLLM returned {len(outputs)} outputs for {len(batch)} requests")
+        return [vllm_result(o, latency, s.stop) for o, s in zip(outputs, settings)]
 
     def clean(self) -> None:
         """Drop the engine (frees its GPU memory once collected)."""

@@ -6,6 +6,18 @@ both request layouts (chat: ``doc_to_messages``; simple: context string + ``doc_
 chat and simple classes in ``lmms_eval.models.chat`` / ``lmms_eval.models.simple`` only set
 ``is_simple`` and a default checkpoint.
 
+Loading
+    torch and transformers are imported through :mod:`lmms_eval.models.hf.runtime` (a one-line
+    error naming ``pip install 'lmms_eval[hf]'`` without them; torch's thread count is set there),
+    and ``pretrained`` is resolved by :func:`lmms_eval.models.hf.hub.resolve_checkpoint` (a local
+    folder, a complete snapshot in the local Hugging Face cache, or the Hub after a short probe) so
+    a checkpoint that cannot be had fails in seconds with one line.
+
+Progress, budget and stop
+    Before each batch the run's gate (``self.gate``) is asked; once it refuses (``--max_tokens``
+    spent, circuit breaker open, Ctrl-C) the batch and the rest are answered with its
+    ``RequestFailure(kind="not_sent")`` and not run. After each batch the gate is told each answer.
+
 Generation (``generate_until``)
     Requests are grouped by identical ``gen_kwargs`` (and by whether they carry images), sorted by
     prompt length (longest first), run in left-padded batches of ``batch_size`` and returned in
@@ -52,18 +64,22 @@ import logging
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
+from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
+from lmms_eval.models.hf.hub import loading_errors, resolve_checkpoint
+from lmms_eval.models.hf.runtime import fit_threads_to_model, import_torch, import_transformers
 from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 DEMO_NAME = "demo"
 DEMO_FOLDER = Path(__file__).resolve().parents[2] / "demo" / "tiny_vlm"
@@ -293,6 +309,7 @@ class HFVisionLanguageModel(lmms):
     """
 
     is_simple = False
+    model_id: ClassVar[str | None] = None  # the registry id named in errors (else the class name)
     default_pretrained: ClassVar[str | None] = None
     model_types: ClassVar[tuple[str, ...]] = ()
 
@@ -313,10 +330,14 @@ class HFVisionLanguageModel(lmms):
     ) -> None:
         super().__init__()
         name = type(self).__name__
+        label = self.model_id or name
         self.pretrained = resolve_pretrained(pretrained, self.default_pretrained, name)
         self.batch_size_per_gpu = parse_batch_size(batch_size)
         self.max_num_frames = int(max_num_frames)
         self.system_prompt = self._resolve_system_prompt(system_prompt)
+        import_torch(label)  # a one-line error without the hf extra; sets torch's thread count
+        import_transformers(label)
+        self.checkpoint = resolve_checkpoint(self.pretrained, label)
         self._device = resolve_device(device)
         self.processor = self._load_processor(trust_remote_code, chat_template, max_pixels, min_pixels)
         self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
@@ -328,10 +349,11 @@ class HFVisionLanguageModel(lmms):
                 "Jinja text> in --model_args, or use a simple model"
             )
         logger.info(
-            "%s: loaded %s (%s) on %s, dtype %s, batch size %d",
+            "%s: loaded %s (%s, %s) on %s, dtype %s, batch size %d",
             name,
             self.pretrained,
             type(self.model).__name__,
+            {"local": "local folder", "cache": "local cache", "hub": "downloaded"}[self.checkpoint.source],
             self.device,
             self.model.dtype,
             self.batch_size_per_gpu,
@@ -348,7 +370,8 @@ class HFVisionLanguageModel(lmms):
     ) -> Any:
         from lmms_eval.models.hf.compat import load_processor
 
-        processor = load_processor(self.pretrained, trust_remote_code=bool(trust_remote_code))
+        with loading_errors(self.checkpoint, self.model_id or type(self).__name__):
+            processor = load_processor(self.checkpoint.path, trust_remote_code=bool(trust_remote_code))
         override = read_text_or_file(chat_template)
         if override:
             processor.chat_template = override
@@ -392,7 +415,11 @@ class HFVisionLanguageModel(lmms):
     ) -> Any:
         from transformers import AutoConfig, AutoModelForImageTextToText
 
-        config = AutoConfig.from_pretrained(self.pretrained, trust_remote_code=bool(trust_remote_code))
+        label = self.model_id or type(self).__name__
+        with loading_errors(self.checkpoint, label):
+            config = AutoConfig.from_pretrained(
+                self.checkpoint.path, trust_remote_code=bool(trust_remote_code)
+            )
         model_type = str(getattr(config, "model_type", ""))
         if self.model_types and model_type not in self.model_types:
             logger.warning(
@@ -411,9 +438,12 @@ class HFVisionLanguageModel(lmms):
         if device_map:
             kwargs["device_map"] = device_map
         auto_class: Any = AutoModelForImageTextToText
-        model = auto_class.from_pretrained(self.pretrained, **kwargs)
+        with loading_errors(self.checkpoint, label):
+            model = auto_class.from_pretrained(self.checkpoint.path, **kwargs)
         if not device_map:
             model = model.to(self._device)
+        if str(self._device).startswith("cpu"):
+            fit_threads_to_model(import_torch(label), sum(p.numel() for p in model.parameters()))
         return model.eval()
 
     # -- properties -------------------------------------------------------------------------------
@@ -565,18 +595,62 @@ class HFVisionLanguageModel(lmms):
             ids.add(int(config.pad_token_id))
         return ids
 
-    def generate_prompts(
+    def _generation_batches(
         self, prompts: Sequence[Prompt], settings: Sequence[GenerationSettings]
-    ) -> list[GenerationResult]:
-        """Generate for rendered prompts (batched as described in the module doc), in input order."""
-        results: list[GenerationResult | None] = [None] * len(prompts)
+    ) -> Iterator[list[int]]:
         keys = {i: (settings[i], bool(p.images)) for i, p in enumerate(prompts)}
         lengths = {i: self._length_key(p) for i, p in enumerate(prompts)}
-        for batch in self._batches(keys, lengths):
-            outputs = self._generate_batch([prompts[i] for i in batch], settings[batch[0]])
-            for index, output in zip(batch, outputs):
+        return self._batches(keys, lengths)
+
+    def generate_prompts(
+        self,
+        prompts: Sequence[Prompt],
+        settings: Sequence[GenerationSettings],
+        requests: Sequence[Instance] | None = None,
+    ) -> Sequence[GenerationResult | RequestFailure]:
+        """Generate for rendered prompts (batched as described in the module doc), in input order.
+
+        With ``requests`` (one per prompt) the run's gate admits each batch and is told each answer
+        (see :meth:`_run_batches`); without, every prompt is generated.
+        """
+
+        def run(batch: list[int]) -> list[GenerationResult]:
+            return self._generate_batch([prompts[i] for i in batch], settings[batch[0]])
+
+        if requests is not None:
+            return self._run_batches(self._generation_batches(prompts, settings), len(prompts), run, requests)
+        return self._generate_all(prompts, settings)
+
+    def _generate_all(
+        self, prompts: Sequence[Prompt], settings: Sequence[GenerationSettings]
+    ) -> list[GenerationResult]:
+        results: dict[int, GenerationResult] = {}
+        for batch in self._generation_batches(prompts, settings):
+            results.update(zip(batch, self._generate_batch([prompts[i] for i in batch], settings[batch[0]])))
+        return [results[i] for i in range(len(prompts))]
+
+    def _run_batches(
+        self,
+        batches: Iterable[list[int]],
+        count: int,
+        run: Callable[[list[int]], Sequence[T]],
+        requests: Sequence[Instance],
+    ) -> list[T | RequestFailure]:
+        """``run`` each batch of indices under the run's gate; the answers by index.
+
+        Before each batch the gate is asked (:meth:`RequestGate.refusal`): once it refuses (budget
+        spent, circuit breaker open, run stopped) that batch and all after it are not run and are
+        answered with the refusal. After each batch the gate is told each answer, in batch order.
+        """
+        results: dict[int, T | RequestFailure] = {}
+        for batch in batches:
+            refusal = self.gate.refusal()
+            if refusal is not None:
+                return [results.get(i, refusal) for i in range(count)]
+            for index, output in zip(batch, run(batch)):
                 results[index] = output
-        return [r for r in results if r is not None]
+                self.gate.done(output, requests[index])
+        return [results[i] for i in range(count)]
 
     def _generate_batch(self, prompts: list[Prompt], settings: GenerationSettings) -> list[GenerationResult]:
         import torch
@@ -615,19 +689,39 @@ class HFVisionLanguageModel(lmms):
             for text, n_in, n_out in rows
         ]
 
-    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
+    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult | RequestFailure]:
+        return self._generate_until(requests, requests)
+
+    def _generate_until(
+        self, requests: Sequence[Instance], report_as: Sequence[Instance]
+    ) -> list[str | GenerationResult | RequestFailure]:
+        """Generate for ``requests``; the gate hears the answers as those of ``report_as``."""
         prompts: list[Prompt] = []
         settings: list[GenerationSettings] = []
         for request in requests:
             prompts.append(self._prompt_for(request, self.get_doc(request)))
             settings.append(self._settings(request.args[1]))
-        return list(self.generate_prompts(prompts, settings))
+        return list(self.generate_prompts(prompts, settings, report_as))
 
     # -- multi-round ------------------------------------------------------------------------------
 
-    def generate_until_multi_round(self, requests: list[Instance]) -> list[str | GenerationResult]:
+    def generate_until_multi_round(
+        self, requests: list[Instance]
+    ) -> list[str | GenerationResult | RequestFailure]:
+        """Multi-round generation (module doc); dialogues run ``batch_size`` at a time, in request
+        order, all their rounds batched together; the gate admits each group and hears its answers."""
         if any(not callable(r.args[0]) for r in requests):
-            return self.generate_until([self._as_single_round(r) for r in requests])
+            return self._generate_until([self._as_single_round(r) for r in requests], requests)
+        size = self.batch_size_per_gpu
+        groups = (list(range(b, min(b + size, len(requests)))) for b in range(0, len(requests), size))
+
+        def run(batch: list[int]) -> list[GenerationResult]:
+            return self._run_dialogues([requests[i] for i in batch])
+
+        return list(self._run_batches(groups, len(requests), run, requests))
+
+    def _run_dialogues(self, requests: Sequence[Instance]) -> list[GenerationResult]:
+        """All rounds of these dialogues; each round's prompts are generated in batches."""
         states = [_Dialogue(request, self.get_doc(request)) for request in requests]
         for state in states:
             state.settings = self._settings(state.request.args[1])
@@ -641,7 +735,7 @@ class HFVisionLanguageModel(lmms):
             for state in active:
                 messages, images = self._convert_messages(ChatMessages.from_raw(state.conversation))
                 prompts.append(self._render(messages, images))
-            outputs = self.generate_prompts(prompts, [s.settings for s in active])
+            outputs = self._generate_all(prompts, [s.settings for s in active])
             round_idx += 1
             for state, output in zip(active, outputs):
                 state.record(output)
@@ -672,7 +766,8 @@ class HFVisionLanguageModel(lmms):
 
     # -- loglikelihood ----------------------------------------------------------------------------
 
-    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+    def loglikelihood(self, requests: list[Instance]) -> list[Any]:
+        """``(log-probability, is_greedy)`` per request, or the gate's refusal for requests not run."""
         contexts: list[Prompt] = []
         continuations: list[str] = []
         for request in requests:
@@ -684,14 +779,11 @@ class HFVisionLanguageModel(lmms):
             i: self._length_key(Prompt(p.text + c, p.images))
             for i, (p, c) in enumerate(zip(contexts, continuations))
         }
-        results: list[tuple[float, bool]] = [(0.0, True)] * len(requests)
-        for batch in self._batches(keys, lengths):
-            scores = self._loglikelihood_batch(
-                [contexts[i] for i in batch], [continuations[i] for i in batch]
-            )
-            for index, score in zip(batch, scores):
-                results[index] = score
-        return results
+
+        def run(batch: list[int]) -> list[tuple[float, bool]]:
+            return self._loglikelihood_batch([contexts[i] for i in batch], [continuations[i] for i in batch])
+
+        return list(self._run_batches(self._batches(keys, lengths), len(requests), run, requests))
 
     def _loglikelihood_batch(
         self, contexts: list[Prompt], continuations: list[str]

@@ -14,19 +14,49 @@ Answers are chosen without any randomness that depends on the process:
 ``loglikelihood`` returns a hash-derived value that is highest for the continuation equal to the
 oracle answer when ``answer_field`` is set. ``latency`` adds a sleep per request (for tests of
 progress, caching and servers).
+
+Requests are answered one at a time through the run's gate (:func:`answer_one_by_one`): each is
+admitted first and reported after, so progress moves per request, and the ``--max_tokens`` budget
+and Ctrl-C stop the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
+from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
 from lmms_eval.errors import ModelArgsError
 from lmms_eval.protocol import ChatMessages
+
+T = TypeVar("T")
+
+
+def answer_one_by_one(
+    model: lmms, requests: Sequence[Instance], answer: Callable[[Instance], T], latency: float = 0.0
+) -> list[T | RequestFailure]:
+    """``answer`` each request in order under ``model.gate``.
+
+    Before each request the gate is asked; once it refuses (budget spent, circuit breaker open, run
+    stopped), that request and the rest are answered with the refusal and not run. ``latency``
+    seconds are slept before each answer (cut short when the run stops). The gate is told each
+    answer.
+    """
+    gate = model.gate
+    outputs: list[T | RequestFailure] = []
+    for position, request in enumerate(requests):
+        refusal = gate.refusal()
+        if refusal is None and latency > 0 and not gate.sleep(latency):
+            refusal = gate.refusal() or RequestFailure("not sent: the run was stopped", 0, kind="not_sent")
+        if refusal is not None:
+            return outputs + [refusal] * (len(requests) - position)
+        output = answer(request)
+        gate.done(output, request)
+        outputs.append(output)
+    return outputs
 
 
 def _unit_hash(*parts: Any) -> float:
@@ -133,38 +163,32 @@ class DummySimple(lmms):
             return oracle if self._knows(request) else self.wrong_response
         return self.response
 
-    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
-        outputs: list[str | GenerationResult] = []
-        for request in requests:
-            if self.latency:
-                time.sleep(self.latency)
-            gen_kwargs = request.args[1] if isinstance(request.args[1], dict) else {}
-            text = apply_stop_strings(self._answer(request), gen_kwargs.get("until"))
-            prompt = self._prompt_text(request)
-            counts = TokenCounts(input_tokens=len(prompt.split()), output_tokens=len(text.split()))
-            outputs.append(GenerationResult(text=text, token_counts=counts))
-        return outputs
+    def _generate_one(self, request: Instance) -> GenerationResult:
+        gen_kwargs = request.args[1] if isinstance(request.args[1], dict) else {}
+        text = apply_stop_strings(self._answer(request), gen_kwargs.get("until"))
+        prompt = self._prompt_text(request)
+        counts = TokenCounts(input_tokens=len(prompt.split()), output_tokens=len(text.split()))
+        return GenerationResult(text=text, token_counts=counts)
 
-    def generate_until_multi_round(self, requests: list[Instance]) -> list[str | GenerationResult]:
+    def _loglikelihood_one(self, request: Instance) -> tuple[float, bool]:
+        doc = self.get_doc(request)
+        continuation = resolve_continuation(request.args[1], doc)
+        oracle = self._oracle(request)
+        if oracle is not None and self._knows(request):
+            is_answer = continuation.strip() == oracle.strip()
+            if is_answer:
+                return -0.5, True
+            return -5.0 - _unit_hash(self.seed, request.task_name, request.doc_id, continuation), False
+        return -1.0 - 4.0 * _unit_hash(self.seed, request.task_name, request.doc_id, continuation), False
+
+    def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult | RequestFailure]:
+        return list(answer_one_by_one(self, requests, self._generate_one, self.latency))
+
+    def generate_until_multi_round(
+        self, requests: list[Instance]
+    ) -> list[str | GenerationResult | RequestFailure]:
         return self.generate_until(requests)
 
-    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
-        results: list[tuple[float, bool]] = []
-        for request in requests:
-            if self.latency:
-                time.sleep(self.latency)
-            doc = self.get_doc(request)
-            continuation = resolve_continuation(request.args[1], doc)
-            oracle = self._oracle(request)
-            if oracle is not None and self._knows(request):
-                is_answer = continuation.strip() == oracle.strip()
-                value = (
-                    -0.5
-                    if is_answer
-                    else -5.0 - _unit_hash(self.seed, request.task_name, request.doc_id, continuation)
-                )
-                results.append((value, is_answer))
-            else:
-                value = -1.0 - 4.0 * _unit_hash(self.seed, request.task_name, request.doc_id, continuation)
-                results.append((value, False))
-        return results
+    def loglikelihood(self, requests: list[Instance]) -> list[Any]:
+        """``(log-likelihood, is_greedy)`` per request, or the gate's refusal for requests not run."""
+        return list(answer_one_by_one(self, requests, self._loglikelihood_one, self.latency))

@@ -3,7 +3,8 @@
 ``--model from_log --model_args logs=PATH`` where PATH is a ``*_samples_<task>.jsonl`` file, or a
 folder holding such files (searched recursively; for a task logged several times the newest file
 wins). Responses are matched by task name and doc id; each instance of a doc (e.g. each choice of a
-multiple-choice question) and each repeat gets the response logged for it.
+multiple-choice question) and each repeat gets the response logged for it. Requests are answered
+one at a time through the run's gate (per-request progress; the rest stop on Ctrl-C).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterable
 from typing import Any
 
-from lmms_eval.api.instance import Instance
+from lmms_eval.api.instance import Instance, RequestFailure
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ModelArgsError
+from lmms_eval.models.simple.dummy import answer_one_by_one
 
 SAMPLES_MARKER = "_samples_"
 
@@ -111,21 +112,23 @@ class FromLog(lmms):
             )
         return repeats[served]
 
-    def _replay(self, requests: Iterable[Instance]) -> list[Any]:
-        return [self._next(r) for r in requests]
+    def _text(self, request: Instance) -> str:
+        return str(self._next(request))
 
-    def generate_until(self, requests: list[Instance]) -> list[Any]:
-        return [str(v) for v in self._replay(requests)]
+    def _pair(self, request: Instance) -> tuple[float, bool]:
+        value = self._next(request)
+        if not (isinstance(value, (list, tuple)) and len(value) == 2):
+            raise ModelArgsError(
+                f"from_log: expected a logged [log-likelihood, is_greedy] pair, got {value!r}"
+            )
+        return float(value[0]), bool(value[1])
 
-    def generate_until_multi_round(self, requests: list[Instance]) -> list[Any]:
+    def generate_until(self, requests: list[Instance]) -> list[str | RequestFailure]:
+        return answer_one_by_one(self, requests, self._text)
+
+    def generate_until_multi_round(self, requests: list[Instance]) -> list[str | RequestFailure]:
         return self.generate_until(requests)
 
-    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
-        out = []
-        for value in self._replay(requests):
-            if not (isinstance(value, (list, tuple)) and len(value) == 2):
-                raise ModelArgsError(
-                    f"from_log: expected a logged [log-likelihood, is_greedy] pair, got {value!r}"
-                )
-            out.append((float(value[0]), bool(value[1])))
-        return out
+    def loglikelihood(self, requests: list[Instance]) -> list[Any]:
+        """The logged ``(log-likelihood, is_greedy)`` per request, or the gate's refusal."""
+        return list(answer_one_by_one(self, requests, self._pair))

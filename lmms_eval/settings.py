@@ -1,0 +1,215 @@
+"""Checks of run settings, shared by the command line (``RunConfig``) and :func:`simple_evaluate`.
+
+Each rule is defined once here. A check returns the value in its normal form (``--limit 5.0`` ->
+``5``) or raises :class:`~lmms_eval.errors.ConfigError` with one line that names the option as the
+user spells it (``--limit``, ``--gen_kwargs``), what is allowed and what was given.
+
+``--limit``: ``None`` or ``-1`` (all documents, as documented in ``docs/cli.md``), a fraction
+strictly between 0 and 1, or a whole count >= 0. Other negative numbers, NaN, infinity and counts
+with a fraction (``1.5``) are errors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lmms_eval.errors import ConfigError, ModelArgsError
+
+__all__ = [
+    "check_bootstrap_iters",
+    "check_gen_kwargs",
+    "check_limit",
+    "check_max_tokens",
+    "check_offset",
+    "check_repeats",
+    "check_seed",
+    "show_value",
+]
+
+
+def show_value(value: Any) -> str:
+    """A given value as an error message shows it: strings quoted, the rest as typed (``true``, ``3``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+        value = int(value)  # `--limit -3` arrives as -3.0
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _number(value: Any) -> float | int | None:
+    """``value`` as an int or float (numeric strings too), or ``None`` when it is no number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            pass
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` as an int when it is a finite whole number (``3``, ``3.0``, ``"3"``), else ``None``."""
+    number = _number(value)
+    if number is None or not math.isfinite(number) or number != int(number):
+        return None
+    return int(number)
+
+
+def _integer(value: Any, option: str, minimum: int, allowed: str) -> int:
+    whole = _whole(value)
+    if whole is None or whole < minimum:
+        raise ConfigError(f"{option} must be {allowed}, got {show_value(value)}")
+    return whole
+
+
+def check_limit(value: Any, option: str = "--limit") -> int | float | None:
+    """``None``/``-1``: all documents (``None``); a fraction in (0, 1); or a whole count >= 0."""
+    if value is None:
+        return None
+    allowed = "a whole number of documents (0 or more) or a fraction between 0 and 1 (-1: all)"
+    number = _number(value)
+    if number is None or not math.isfinite(number):
+        raise ConfigError(f"{option} must be {allowed}, got {show_value(value)}")
+    if number == -1:
+        return None
+    if 0 < number < 1:
+        return float(number)
+    if number < 0 or number != int(number):
+        raise ConfigError(f"{option} must be {allowed}, got {show_value(value)}")
+    return int(number)
+
+
+def check_offset(value: Any, option: str = "--offset") -> int:
+    """A whole number of documents to skip, >= 0."""
+    return _integer(value, option, 0, "a whole number >= 0")
+
+
+def check_repeats(value: Any, option: str = "--repeats") -> int | None:
+    """``None`` (each task's own ``repeats``) or a whole number >= 1."""
+    if value is None:
+        return None
+    return _integer(value, option, 1, "a whole number >= 1")
+
+
+def check_bootstrap_iters(value: Any, option: str = "--bootstrap_iters") -> int:
+    """A whole number of bootstrap resamples, >= 0 (0: off)."""
+    return _integer(value, option, 0, "a whole number >= 0 (0 turns bootstrapping off)")
+
+
+def check_max_tokens(value: Any, option: str = "--max_tokens") -> int | None:
+    """``None`` (no budget) or a whole number of tokens >= 1."""
+    if value is None:
+        return None
+    return _integer(value, option, 1, "a whole number >= 1")
+
+
+def check_seed(value: Any, option: str = "--seed") -> int | None:
+    """One seed: ``None`` (not seeded) or a whole number from 0 to 2**32 - 1 (what NumPy accepts)."""
+    if value is None:
+        return None
+    whole = _whole(value)
+    if whole is None or not 0 <= whole < 2**32:
+        raise ConfigError(
+            f"{option} values must be whole numbers from 0 to {2**32 - 1} or None, got {show_value(value)}"
+        )
+    return whole
+
+
+# -- --gen_kwargs -----------------------------------------------------------------------------------
+
+
+class _Bad(Exception):
+    """A generation kwarg does not fit; the message says what is allowed."""
+
+
+def _int_at_least(minimum: int) -> Callable[[Any], int]:
+    wanted = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+
+    def check(value: Any) -> int:
+        whole = _whole(value)
+        if whole is None or whole < minimum:
+            raise _Bad(wanted)
+        return whole
+
+    return check
+
+
+def _float_in(low: float, high: float | None, low_open: bool, wanted: str) -> Callable[[Any], float]:
+    def check(value: Any) -> float:
+        number = _number(value)
+        if number is None or not math.isfinite(number):
+            raise _Bad(wanted)
+        if number < low or (low_open and number == low) or (high is not None and number > high):
+            raise _Bad(wanted)
+        return float(number)
+
+    return check
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise _Bad("true or false")
+
+
+def _stop_strings(value: Any) -> str | list[str]:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise _Bad("a string or a list of strings")
+
+
+GEN_KWARG_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "max_new_tokens": _int_at_least(1),
+    "num_beams": _int_at_least(1),
+    "n": _int_at_least(1),
+    "top_k": _int_at_least(0),
+    "seed": _int_at_least(0),
+    "temperature": _float_in(0.0, None, False, "a finite number >= 0"),
+    "top_p": _float_in(0.0, 1.0, False, "a number between 0 and 1"),
+    "repetition_penalty": _float_in(0.0, None, True, "a finite number > 0"),
+    "do_sample": _boolean,
+    "until": _stop_strings,
+}
+
+
+def check_gen_kwargs(
+    gen_kwargs: Mapping[str, Any] | str | None, option: str = "--gen_kwargs"
+) -> dict[str, Any]:
+    """The generation kwargs with the well-known ones typed and range-checked (others pass through).
+
+    A ``k=v,k=v`` string is parsed first. ``max_new_tokens=abc`` raises
+    ``--gen_kwargs: max_new_tokens must be a positive integer, got 'abc'``.
+    """
+    from lmms_eval.utils import parse_arg_string
+
+    if isinstance(gen_kwargs, str):
+        try:
+            gen_kwargs = parse_arg_string(gen_kwargs)
+        except ModelArgsError as exc:
+            raise ConfigError(f"{option}: {exc}") from None
+    out: dict[str, Any] = {}
+    for key, value in (gen_kwargs or {}).items():
+        check = GEN_KWARG_CHECKS.get(str(key))
+        if check is None:
+            out[key] = value
+            continue
+        try:
+            out[key] = check(value)
+        except _Bad as exc:
+            raise ConfigError(f"{option}: {key} must be {exc}, got {show_value(value)}") from None
+    return out
