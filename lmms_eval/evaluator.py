@@ -297,7 +297,11 @@ def simple_evaluate(
         from lmms_eval.caching import ResponseCacheSession
 
         session = ResponseCacheSession(
-            cache, model_info["model_id"], parse_arg_string(model_args), cache_sampling=cache_sampling
+            cache,
+            model_info["model_id"],
+            parse_arg_string(model_args),
+            cache_sampling=cache_sampling,
+            lm=lm,
         )
     try:
         results = evaluate(

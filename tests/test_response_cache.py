@@ -19,6 +19,7 @@ from PIL import Image
 import lmms_eval
 from lmms_eval import inference
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
+from lmms_eval.api.task import ConfigurableTask
 from lmms_eval.caching import (
     CacheEntry,
     CacheError,
@@ -61,6 +62,12 @@ class Counting(DummyChat):
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
         self.sent += [(r.task_name, r.doc_id) for r in requests]
         return super().loglikelihood(requests)
+
+
+def load_task(name: str, manager: TaskManager | None = None) -> ConfigurableTask:
+    task = (manager or TaskManager()).load_task_or_group([name])[name]
+    assert isinstance(task, ConfigurableTask)
+    return task
 
 
 def evaluate(model: Any, cache: Path | None, **kwargs: Any) -> dict[str, Any]:
@@ -379,7 +386,7 @@ def test_each_model_batch_is_committed_as_it_arrives(cache_dir: Path) -> None:
 
 
 def test_model_call_wrapper_keeps_order_and_sends_misses_in_order(cache_dir: Path) -> None:
-    task = TaskManager().load_task_or_group(["demo_qa"])["demo_qa"]
+    task = load_task("demo_qa")
     model = Counting(batch_size=3)
     model.task_dict["demo_qa"] = task.model_docs()
     requests = task.build_all_requests(chat=True, limit=10)
@@ -402,10 +409,10 @@ def test_model_call_wrapper_keeps_order_and_sends_misses_in_order(cache_dir: Pat
 
 def test_wrapper_rejects_a_model_that_returns_the_wrong_number_of_answers(cache_dir: Path) -> None:
     class Short(DummyChat):
-        def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:
+        def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult]:  # type: ignore[override]
             return ["1"] * (len(requests) - 1)
 
-    task = TaskManager().load_task_or_group(["demo_qa"])["demo_qa"]
+    task = load_task("demo_qa")
     model = Short(batch_size=4)
     model.task_dict["demo_qa"] = task.model_docs()
     with ResponseCache(cache_dir) as cache:
@@ -726,7 +733,7 @@ def _same_requests(a: list[Instance], b: list[Instance], docs: Any) -> None:
 @pytest.mark.parametrize("task_name", ["demo_qa", "mc"])
 def test_request_cache_round_trip(chat: bool, task_name: str, write_files: Any, tmp_path: Path) -> None:
     manager = mc_manager(write_files, tmp_path / "mc") if task_name == "mc" else TaskManager()
-    task = manager.load_task_or_group([task_name])[task_name]
+    task = load_task(task_name, manager)
     fresh = task.build_all_requests(chat=chat, limit=5, offset=1)
     store = RequestCache("true", tmp_path / "requests")
     assert store.build(task, chat, limit=5, offset=1) and store.stored == [task_name] and store.loaded == []
@@ -757,7 +764,7 @@ def test_cache_requests_modes_through_the_evaluator(tmp_path: Path, monkeypatch:
 
 
 def test_unreadable_request_cache_file_is_rebuilt(tmp_path: Path) -> None:
-    task = TaskManager().load_task_or_group(["demo_qa"])["demo_qa"]
+    task = load_task("demo_qa")
     RequestCache("true", tmp_path).build(task, True, limit=3)
     (file,) = tmp_path.glob("demo_qa-*.json")
     file.write_text("{not json")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import socket
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -100,6 +102,67 @@ def run_file_owner(path: Path) -> tuple[str, int] | None:
     if len(parts) != 3 or not parts[1].isdigit():
         return None
     return parts[0], int(parts[1])
+
+
+# a run file (or one moved aside as damaged) and its SQLite side files: what ``runs/`` may hold
+_RUN_ENTRY = re.compile(r"^[^-/]+-\d+-[0-9a-f]{8}\.(?:db|corrupt)(?:-wal|-shm|-journal)?$")
+# a run file this young, of a live process of this host, is taken as in use without probing its
+# lock: its owner creates it and takes the lock a moment later
+RUN_FILE_GRACE_S = 10.0
+
+
+def is_run_entry(name: str) -> bool:
+    """Whether a file name in ``runs/`` is one the response cache writes."""
+    return bool(_RUN_ENTRY.match(name))
+
+
+def _age(path: Path) -> float:
+    """Seconds since ``path`` or its WAL last changed (``inf`` when neither exists)."""
+    newest = 0.0
+    for candidate in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            newest = max(newest, candidate.stat().st_mtime)
+    return time.time() - newest if newest else float("inf")
+
+
+def run_file_locked(path: Path) -> bool:
+    """Whether another connection holds ``path``'s SQLite lock (its run is writing to it).
+
+    The probe opens the file with ``locking_mode=EXCLUSIVE`` (no ``-shm`` file) and asks for a
+    write lock without waiting; it never writes and releases the lock at once.
+    """
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=0, isolation_level=None
+        )
+    except sqlite3.Error:
+        return False  # gone, or not openable: nobody writes it
+    try:
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as exc:
+        return "locked" in str(exc) or "busy" in str(exc)
+    except sqlite3.DatabaseError:
+        return False  # not a database: a damaged file nobody can write
+    finally:
+        conn.close()
+
+
+def run_file_in_use(path: Path, foreign_quiet_s: float) -> bool:
+    """Whether the run that owns run file ``path`` is still going.
+
+    On this host: its process is alive and holds the file's lock (or created the file moments
+    ago). Of another host: the file is locked (where the file system passes locks between hosts)
+    or changed in the last ``foreign_quiet_s`` seconds.
+    """
+    owner = run_file_owner(path)
+    if owner is not None and owner[0] == HOST:
+        if not pid_alive(owner[1]):
+            return False
+        return _age(path) < RUN_FILE_GRACE_S or run_file_locked(path)
+    return run_file_locked(path) or _age(path) < foreign_quiet_s
 
 
 class LockTimeout(Exception):

@@ -10,17 +10,33 @@ Cacheable: loglikelihood requests, and generation requests that are greedy (temp
 unset, no ``do_sample``, at most one answer); with ``cache_sampling=True`` sampled generations too
 (each repeat has its own key, so ``--repeats`` still gives distinct samples). Failed, empty and
 malformed answers are never stored, so a rerun asks the model for exactly those again.
+
+The model fingerprint in every key covers the model's content (:mod:`lmms_eval.caching.content`):
+pass the model instance (``lm``) or a ``content_fingerprint`` of your own; otherwise the local files
+named by the model args are looked at, and a model given to :meth:`ResponseCacheSession.model_call`
+that offers ``content_fingerprint()`` is asked then.
+
+When the model call for a batch raises (Ctrl-C, a crash), the answers the backend already reported
+for that batch through the run's gate (``lm.gate.done(answer, request)``) are stored before the
+exception goes on, so they are not asked again.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
+from lmms_eval.caching.content import (
+    ContentFingerprint,
+    given_fingerprint,
+    model_content_fingerprint,
+    offers_fingerprint,
+)
 from lmms_eval.caching.keys import (
     content_hash,
     decode_response,
@@ -61,7 +77,10 @@ class _Pending:
 
 @dataclass
 class ResponseCacheSession:
-    """One run's use of a :class:`ResponseCache` for one model."""
+    """One run's use of a :class:`ResponseCache` for one model.
+
+    Creating a session holds the cache (:meth:`ResponseCache.hold`) until :meth:`close`.
+    """
 
     cache: ResponseCache
     model_id: str
@@ -69,10 +88,27 @@ class ResponseCacheSession:
     cache_sampling: bool = False
     flush_size: int | None = None  # answers per model call and commit; default: the model's batch size
     counters: CacheCounters = field(default_factory=CacheCounters)
+    lm: Any = None  # the model instance; its content_fingerprint() is used when it has one
+    content_fingerprint: str | None = None  # given: used instead of looking at the model
     model_fp: str = field(init=False, default="")
+    content: ContentFingerprint = field(init=False, default_factory=ContentFingerprint)
 
     def __post_init__(self) -> None:
-        self.model_fp = model_fingerprint(self.model_id, self.model_args)
+        self._fingerprint(self.lm)
+        self.cache.hold()
+
+    def _fingerprint(self, lm: Any) -> None:
+        if self.content_fingerprint is not None:
+            self.content = given_fingerprint(self.content_fingerprint, "given")
+        else:
+            self.content = model_content_fingerprint(self.model_args, lm)
+        self.model_fp = model_fingerprint(self.model_id, self.model_args, self.content.value)
+        if self.content.value:
+            logger.debug(
+                "response cache: model content fingerprint %s (from %s)",
+                self.content.value,
+                ", ".join(self.content.sources),
+            )
 
     def model_call(
         self, lm: lmms, task_fingerprints: Mapping[str, str], inner: ModelCall | None = None
@@ -84,6 +120,9 @@ class ResponseCacheSession:
         :class:`Instance` was seen before by this call object (the evaluator sends each request
         ``repeats`` times), so create one per :func:`run_requests` call.
         """
+        if self.content_fingerprint is None and lm is not self.lm and offers_fingerprint(lm):
+            self.lm = lm
+            self._fingerprint(lm)
         send = inner or default_model_call(lm)
         seen: dict[int, tuple[Instance, int]] = {}
         flush = max(1, int(self.flush_size or getattr(lm, "batch_size", 1) or 1))
@@ -113,7 +152,7 @@ class ResponseCacheSession:
                     self.counters.hits += 1
             for begin in range(0, len(misses), flush):
                 batch = misses[begin : begin + flush]
-                answers = send(request_type, [item.request for item in batch])
+                answers = self._send(send, lm, request_type, batch)
                 if len(answers) != len(batch):
                     raise RuntimeError(
                         f"model {type(lm).__name__}.{request_type} returned {len(answers)} results "
@@ -125,6 +164,44 @@ class ResponseCacheSession:
             return outputs
 
         return call
+
+    def _send(self, send: ModelCall, lm: lmms, request_type: str, batch: list[_Pending]) -> list[Any]:
+        """``send`` one batch; if it raises, store what the backend reported before, then re-raise."""
+        gate = getattr(lm, "gate", None)
+        before = [gate.answer_of(item.request) for item in batch] if gate is not None else []
+        try:
+            return send(request_type, [item.request for item in batch])
+        except BaseException:
+            if gate is not None:
+                self._keep_reported(gate, request_type, batch, before)
+            raise
+
+    def _keep_reported(self, gate: Any, request_type: str, batch: list[_Pending], before: list[Any]) -> None:
+        """Store the answers reported through ``gate`` during a batch whose model call raised.
+
+        A request sent twice in the batch (repeats) is skipped: the gate keeps one answer per
+        request, so which repeat it answers is unknown.
+        """
+        times = Counter(id(item.request) for item in batch)
+        done: list[_Pending] = []
+        answers: list[Any] = []
+        for item, earlier in zip(batch, before):
+            answer = gate.answer_of(item.request)
+            if answer is not None and answer is not earlier and times[id(item.request)] == 1:
+                done.append(item)
+                answers.append(answer)
+        if not done:
+            return
+        stored = self.counters.stored
+        try:
+            self._store(request_type, done, answers)
+        except Exception as exc:  # never hide the interrupt or error that got us here
+            logger.error("response cache: could not keep the answers of an interrupted batch: %s", exc)
+            return
+        logger.info(
+            "response cache: kept %d answer(s) finished before the model call stopped",
+            self.counters.stored - stored,
+        )
 
     def _entry(
         self, lm: lmms, request: Instance, repeat: int, task_fingerprints: Mapping[str, str]
@@ -179,6 +256,8 @@ class ResponseCacheSession:
             "model_calls": c.model_calls,
             "cache_sampling": self.cache_sampling,
             "model_fingerprint": self.model_fp,
+            "content_fingerprint": self.content.value,
+            "content_sources": list(self.content.sources),
         }
 
     def close(self) -> None:

@@ -10,9 +10,13 @@ A key is the sha256 of the canonical JSON of everything that decides a model's a
   or a sha256 of the bytes of a PIL image, numpy array or ``bytes`` value);
 * the task fingerprint (:meth:`ConfigurableTask.fingerprint`) and the model fingerprint
   (:func:`model_fingerprint`: model id and canonical model args, without ``batch_size``,
-  ``max_batch_size`` and ``device``; secret values are redacted so rotating an API key keeps the cache).
+  ``max_batch_size`` and ``device``; secret values are redacted so rotating an API key keeps the
+  cache; plus the model's content fingerprint, :mod:`lmms_eval.caching.content`: sizes, mtimes and
+  small-file hashes of a local checkpoint or log, the commit of a cached Hub snapshot).
 
-Changing any of them gives a different key, so the old answer is never reused.
+Changing any of them gives a different key, so the old answer is never reused. ``KEY_VERSION``
+stays 1: keys of models without content (API models) are what they were, and keys written before
+content fingerprints existed simply never match a model that has one (misses, never wrong hits).
 """
 
 from __future__ import annotations
@@ -79,10 +83,18 @@ def is_deterministic(request_type: str, gen_kwargs: Mapping[str, Any] | None) ->
     return True
 
 
-def model_fingerprint(model_id: str, model_args: Mapping[str, Any] | None) -> str:
-    """sha256[:16] of the model id and its canonical args (without batch size and device)."""
+def model_fingerprint(model_id: str, model_args: Mapping[str, Any] | None, content: str = "") -> str:
+    """sha256[:16] of the model id, its canonical args (without batch size and device) and the
+    model's content fingerprint (:func:`~lmms_eval.caching.content.model_content_fingerprint`).
+
+    An empty ``content`` (a model known by name only, like an API model) leaves the value as it was
+    before content fingerprints existed, so such caches stay valid.
+    """
     args = {k: v for k, v in (model_args or {}).items() if k not in MODEL_ARGS_IGNORED}
-    return hash_string(canonical_json({"model": model_id, "args": _canonical_value(redact(args))}))[:16]
+    described: dict[str, Any] = {"model": model_id, "args": _canonical_value(redact(args))}
+    if content:
+        described["content"] = content
+    return hash_string(canonical_json(described))[:16]
 
 
 def _sha(*chunks: bytes) -> str:

@@ -13,6 +13,11 @@ Layout of a cache folder ``PATH`` (``--use_cache PATH``):
 * On :meth:`ResponseCache.close` the run file is merged into ``cache.db`` and deleted. A run file
   left behind by a killed process (its lock is free and, on this host, its pid is gone) is merged
   by the next process that opens the cache, so rerunning the same command resumes where it stopped.
+* An evaluation holds the cache from the start (:meth:`ResponseCache.hold`: its run file is created
+  and locked before the first answer), so ``lmms-eval cache clear`` / ``prune`` see it and wait or
+  refuse (:mod:`lmms_eval.caching._guard`). Should ``cache.db`` be deleted or replaced all the same,
+  the cache notices (inode check) and reopens it before reading or merging, so no answer is merged
+  into a deleted file.
 
 ``cache.db`` uses WAL (readers never wait for a merge) on local disks. On a network file system
 (NFS, Lustre, GPFS, CIFS, ... per ``/proc/mounts``), or when WAL cannot be enabled, it uses
@@ -44,17 +49,24 @@ from lmms_eval.caching._files import (
     run_file_name,
     run_file_owner,
 )
-from lmms_eval.errors import LmmsEvalError
+from lmms_eval.caching._guard import (
+    CACHE_DB,
+    CACHE_TABLES,
+    FOREIGN_RUN_QUIET_S,
+    LOCK_DIR,
+    RUNS_DIR,
+    CacheError,
+    CacheInUseError,
+    NotACacheError,
+    check_cache_folder,
+    remove_own_files,
+    when_idle,
+)
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
-CACHE_DB = "cache.db"
-RUNS_DIR = "runs"
-LOCK_DIR = ".merge.lock"
 JOURNAL_ENV = "LMMS_EVAL_CACHE_JOURNAL"
-# a run file of another host is deleted after merging only when it has not changed for this long
-FOREIGN_RUN_QUIET_S = 60.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,10 +89,6 @@ _COLUMNS = (
     "cache_key, request_type, task_name, doc_id, idx, repeat, model, model_fingerprint, response, created_at"
 )
 _INSERT = f"INSERT OR REPLACE INTO responses ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-
-class CacheError(LmmsEvalError):
-    """The response cache cannot be used (a damaged file, an unwritable folder)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,7 @@ class ResponseCache:
         self.runs_dir = self.path / RUNS_DIR
         self.lock_timeout = lock_timeout
         try:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CacheError(f"cannot create the response cache folder {self.path}: {exc}") from None
         self.journal_mode = self._choose_journal_mode(journal_mode)
@@ -138,7 +146,13 @@ class ResponseCache:
         self._run_path: Path | None = None
         self._write_error: str | None = None
         self.committed = 0  # answers this process committed to its run file
-        self._db = self._open_root()
+        self._db_ident: tuple[int, int] | None = None
+        self._db = self._open_root()  # first: refuses a cache.db that is not ours, before runs/ exists
+        try:
+            self.runs_dir.mkdir(exist_ok=True)
+        except OSError as exc:
+            self._db.close()
+            raise CacheError(f"cannot create the response cache folder {self.runs_dir}: {exc}") from None
         self.merge_pending()
 
     # -- opening ------------------------------------------------------------------------------------
@@ -159,6 +173,13 @@ class ResponseCache:
         except sqlite3.Error as exc:
             raise CacheError(f"cannot open the response cache {self.db_path}: {exc}") from None
         try:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not tables >= CACHE_TABLES:  # someone's database: do not touch it
+                db.close()
+                raise NotACacheError(
+                    f"{self.db_path} is not a response cache (it holds tables "
+                    f"{', '.join(sorted(tables)[:5])}); pass --use_cache a folder of its own"
+                )
             mode = str(db.execute(f"PRAGMA journal_mode={self.journal_mode}").fetchone()[0]).lower()
             if mode != self.journal_mode:
                 logger.info(
@@ -185,7 +206,24 @@ class ResponseCache:
             raise _damaged(
                 self.db_path, self.path, ValueError(f"schema version {version}, expected {SCHEMA_VERSION}")
             )
+        self._db_ident = self._root_ident()
         return db
+
+    def _root_ident(self) -> tuple[int, int] | None:
+        try:
+            info = os.stat(self.db_path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
+
+    def _ensure_root(self) -> None:
+        """Reopen ``cache.db`` if it was deleted or replaced since it was opened (``cache clear``)."""
+        ident = self._root_ident()
+        if ident is not None and ident == self._db_ident:
+            return
+        logger.warning("response cache: %s was removed or replaced; opening it again", self.db_path)
+        old, self._db = self._db, self._open_root()
+        old.close()
 
     def _open_run(self) -> sqlite3.Connection:
         path = self.runs_dir / run_file_name()
@@ -203,6 +241,27 @@ class ResponseCache:
         logger.debug("response cache: answers of this process go to %s", path)
         return conn
 
+    def hold(self) -> bool:
+        """Create (and lock) this process's run file now, so that ``cache clear``/``prune`` see a
+        running evaluation before its first answer; ``False`` if it cannot be written."""
+        with self._lock:
+            self._start_run()
+            return self._run is not None
+
+    def _start_run(self) -> sqlite3.Connection | None:
+        if self._run is None and self._write_error is None:
+            try:
+                self._run = self._open_run()
+                self._ensure_root()
+            except (sqlite3.Error, OSError) as exc:
+                self._write_error = str(exc)
+                logger.error(
+                    "response cache %s: cannot create a run file (%s); the run goes on without storing",
+                    self.path,
+                    exc,
+                )
+        return self._run
+
     # -- reading and writing --------------------------------------------------------------------------
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -211,6 +270,7 @@ class ResponseCache:
         if not keys:
             return found
         with self._lock:
+            self._ensure_root()
             sources = [self._db] + ([self._run] if self._run is not None else [])
             for begin in range(0, len(keys), 500):
                 part = list(keys[begin : begin + 500])
@@ -236,12 +296,13 @@ class ResponseCache:
         if not entries or self._write_error is not None:
             return 0
         with self._lock:
+            run = self._start_run()
+            if run is None:
+                return 0
             try:
-                if self._run is None:
-                    self._run = self._open_run()
-                self._run.execute("BEGIN")
-                self._run.executemany(_INSERT, [e.row() for e in entries])
-                self._run.execute("COMMIT")
+                run.execute("BEGIN")
+                run.executemany(_INSERT, [e.row() for e in entries])
+                run.execute("COMMIT")
                 self.committed += len(entries)
             except (sqlite3.Error, OSError, ValueError) as exc:
                 self._write_error = str(exc)
@@ -295,13 +356,18 @@ class ResponseCache:
         """Merge run files whose process is gone into ``cache.db``; returns the entries merged."""
         if not self.pending_run_files():
             return 0
-        merged = 0
         try:
             with self._lock, lock_directory(self.path / LOCK_DIR, self.lock_timeout):
-                for path in self.pending_run_files():  # listed again: another process may have merged some
-                    merged += self._merge_orphan(path)
+                return self._merge_pending_locked()
         except LockTimeout as exc:
             logger.warning("response cache: not merging earlier runs now (%s)", exc)
+            return 0
+
+    def _merge_pending_locked(self) -> int:
+        self._ensure_root()
+        merged = 0
+        for path in self.pending_run_files():  # listed under the lock: another process may have merged some
+            merged += self._merge_orphan(path)
         if merged:
             logger.info("response cache %s: merged %d answers of earlier runs", self.path, merged)
         return merged
@@ -369,6 +435,7 @@ class ResponseCache:
     def stats(self) -> list[dict[str, Any]]:
         """Entries per (task, model, model fingerprint) in ``cache.db``."""
         with self._lock:
+            self._ensure_root()
             rows = self._db.execute(
                 "SELECT task_name, model, model_fingerprint, COUNT(*) FROM responses "
                 "GROUP BY task_name, model, model_fingerprint ORDER BY task_name, model, model_fingerprint"
@@ -382,8 +449,13 @@ class ResponseCache:
                 total += int(self._run.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
             return total
 
-    def prune(self, task: str | None = None, model: str | None = None) -> int:
-        """Delete the entries of a task and/or a model (id or fingerprint); returns how many."""
+    def prune(self, task: str | None = None, model: str | None = None, wait: float = 0.0) -> int:
+        """Delete the entries of a task and/or a model (id or fingerprint); returns how many.
+
+        Runs once no other evaluation holds the cache (waiting up to ``wait`` seconds, else
+        :class:`CacheInUseError`), after merging what killed runs left, so a running evaluation
+        cannot put pruned answers back afterwards.
+        """
         if not task and not model:
             raise CacheError("cache prune needs --task and/or --model")
         clauses, params = [], []
@@ -393,9 +465,14 @@ class ResponseCache:
         if model:
             clauses.append("(model = ? OR model_fingerprint = ?)")
             params += [model, model]
-        with self._lock, lock_directory(self.path / LOCK_DIR, self.lock_timeout):
+
+        def delete() -> int:
+            self._merge_pending_locked()
             cursor = self._db.execute(f"DELETE FROM responses WHERE {' AND '.join(clauses)}", params)
             return int(cursor.rowcount)
+
+        with self._lock:
+            return when_idle(self.path, "prune", delete, wait, self.lock_timeout, exclude=self._run_path)
 
     def close(self) -> None:
         """Merge this process's answers into ``cache.db`` and release the files."""
@@ -405,6 +482,7 @@ class ResponseCache:
                 assert self._run_path is not None
                 try:
                     with lock_directory(self.path / LOCK_DIR, self.lock_timeout):
+                        self._ensure_root()
                         self._copy_rows(self._rows(run))
                     run.close()
                     remove_sqlite_files(self._run_path)
@@ -423,35 +501,19 @@ class ResponseCache:
         self.close()
 
 
-def clear_cache(path: str | os.PathLike[str]) -> list[Path]:
-    """Delete a cache folder's files (also when ``cache.db`` is damaged); returns the files removed.
+def clear_cache(path: str | os.PathLike[str], wait: float = 0.0, lock_timeout: float = 60.0) -> list[Path]:
+    """Delete a cache folder's own files (also when ``cache.db`` is damaged); returns those removed.
 
-    Run files of evaluations still running on this host are kept.
+    Refuses (:class:`NotACacheError`) a folder that is not a response cache, and
+    (:class:`CacheInUseError`) while an evaluation holds the cache, after waiting up to ``wait``
+    seconds for it to end. Removes ``cache.db`` and its side files, the run files no evaluation
+    holds and stale locks; nothing else in the folder. A missing folder has nothing to remove.
     """
     folder = Path(path).expanduser()
-    removed = remove_sqlite_files(folder / CACHE_DB)
-    runs = folder / RUNS_DIR
-    if not runs.is_dir():
-        return removed
-    live = set()
-    for run in runs.glob("*.db"):
-        owner = run_file_owner(run)
-        if owner is not None and owner[0] == HOST and owner[1] != os.getpid() and pid_alive(owner[1]):
-            live.add(run.name)
-    kept = 0
-    for entry in sorted(runs.iterdir()):
-        base = entry.name
-        for suffix in ("-wal", "-shm", "-journal"):
-            base = base.removesuffix(suffix)
-        if base in live:
-            kept += 1
-            continue
-        if entry.is_file():
-            entry.unlink(missing_ok=True)
-            removed.append(entry)
-    if kept:
-        logger.warning("cache clear: kept %d file(s) of evaluations still running", kept)
-    return removed
+    if not folder.exists():
+        return []
+    check_cache_folder(folder, "clear")
+    return when_idle(folder, "clear", lambda: remove_own_files(folder), wait, lock_timeout)
 
 
 def default_cache_path() -> Path:
@@ -487,7 +549,10 @@ __all__ = [
     "RUNS_DIR",
     "CacheEntry",
     "CacheError",
+    "CacheInUseError",
+    "NotACacheError",
     "ResponseCache",
+    "check_cache_folder",
     "clear_cache",
     "default_cache_path",
     "resolve_cache_path",

@@ -1,4 +1,9 @@
-"""``lmms-eval cache [stats|prune|clear]``: inspect and manage the response cache (``--use_cache``)."""
+"""``lmms-eval cache [stats|prune|clear]``: inspect and manage the response cache (``--use_cache``).
+
+All three refuse a folder that is not a response cache. ``prune`` and ``clear`` also refuse while an
+evaluation holds the cache (``--wait SECONDS`` waits for it to end instead), and ``clear`` removes
+only the files the cache writes.
+"""
 
 from __future__ import annotations
 
@@ -23,29 +28,48 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--task", help="prune: the entries of this task")
     parser.add_argument("--model", help="prune: the entries of this model (id or fingerprint)")
     parser.add_argument("--json", action="store_true", help="stats: print JSON")
+    parser.add_argument(
+        "--wait",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="prune, clear: wait up to this long for running evaluations that hold the cache to end "
+        "(default: refuse at once)",
+    )
     parser.add_argument("--verbosity", default="WARNING", help="log level (default: WARNING)")
     parser.set_defaults(handler=run)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
-    from lmms_eval.caching import ResponseCache, clear_cache, default_cache_path
+    from lmms_eval.caching import ResponseCache, check_cache_folder, clear_cache, default_cache_path
     from lmms_eval.cli import configure_logging
     from lmms_eval.errors import ConfigError
 
     configure_logging(args.verbosity)
     path = Path(args.path).expanduser() if args.path else default_cache_path()
-    if args.action == "clear":
-        removed = clear_cache(path)
-        print(f"removed {len(removed)} file(s) from {path}")
-        return 0
     if args.action == "prune" and not (args.task or args.model):
         raise ConfigError("cache prune needs --task and/or --model")
-    if not (path / "cache.db").exists() and not (path / "runs").is_dir():
+    if not path.exists():
         print(f"no response cache at {path}")
+        return 0
+    check_cache_folder(path, args.action)  # before anything is opened, created or removed
+    if args.action == "clear":
+        removed = clear_cache(path, wait=args.wait)
+        print(f"removed {len(removed)} file(s) from {path}")
         return 0
     with ResponseCache(path) as cache:  # opening merges answers left by killed runs
         if args.action == "prune":
-            count = cache.prune(task=args.task, model=args.model)
+            count = cache.prune(task=args.task, model=args.model, wait=args.wait)
             print(f"removed {count} entries from {path}")
             return 0
         rows = cache.stats()
