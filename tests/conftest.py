@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,21 @@ def _isolated_home(
     monkeypatch.setenv("HF_HUB_OFFLINE", os.environ.get("HF_HUB_OFFLINE", "1"))
     monkeypatch.delenv("LMMS_EVAL_PLUGINS", raising=False)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_log_handler() -> Iterator[None]:
+    """CLI runs in a test install their stderr log handler anew, bound to that test's captured
+    stderr (a handler left from an earlier test would write to its closed stream)."""
+    root = logging.getLogger("lmms_eval")
+    saved = [h for h in root.handlers if getattr(h, "_lmms_eval", False)]
+    for handler in saved:
+        root.removeHandler(handler)
+    yield
+    for handler in [h for h in root.handlers if getattr(h, "_lmms_eval", False)]:
+        root.removeHandler(handler)
+    for handler in saved:
+        root.addHandler(handler)
 
 
 @pytest.fixture

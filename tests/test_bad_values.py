@@ -6,11 +6,9 @@ never a traceback.
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,20 +24,6 @@ from lmms_eval.errors import ConfigError, ModelArgsError
 from lmms_eval.models.chat.openai import OpenAICompatible
 
 LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d [DIWEC] ")  # a log record (configure_logging's format)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_log_handler() -> Iterator[None]:
-    """Each CLI run here installs its stderr handler anew (bound to this test's captured stderr)."""
-    root = logging.getLogger("lmms_eval")
-    saved = [h for h in root.handlers if getattr(h, "_lmms_eval", False)]
-    for handler in saved:
-        root.removeHandler(handler)
-    yield
-    for handler in [h for h in root.handlers if getattr(h, "_lmms_eval", False)]:
-        root.removeHandler(handler)
-    for handler in saved:
-        root.addHandler(handler)
 
 
 def _error_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:

@@ -37,20 +37,6 @@ from lmms_eval.loggers.results import OutputWriter, check_output_path
 LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d [DIWEC] ")  # a log record (configure_logging's format)
 
 
-@pytest.fixture(autouse=True)
-def _fresh_log_handler() -> Iterator[None]:
-    """Each CLI run here installs its stderr handler anew (bound to this test's captured stderr)."""
-    root = logging.getLogger("lmms_eval")
-    saved = [h for h in root.handlers if getattr(h, "_lmms_eval", False)]
-    for handler in saved:
-        root.removeHandler(handler)
-    yield
-    for handler in [h for h in root.handlers if getattr(h, "_lmms_eval", False)]:
-        root.removeHandler(handler)
-    for handler in saved:
-        root.addHandler(handler)
-
-
 def _assert_files_whole(folder: Path) -> tuple[int, list[dict[str, Any]]]:
     """Every samples line parses and every results file is valid JSON; (sample lines, results)."""
     lines = 0
