@@ -30,9 +30,10 @@ SERVER = ROOT / "tests" / "openai_server.py"
 TARGET_FACTOR = 1.2
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen[str], int]:
+def start_server(latency: float, *extra: str) -> tuple[subprocess.Popen[str], int]:
+    """Start ``tests/openai_server.py`` (``extra``: more of its options); returns it and its port."""
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--latency", str(latency), "--no-record"],
+        [sys.executable, str(SERVER), "--latency", str(latency), "--no-record", *extra],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -45,7 +46,16 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], int]:
     return proc, int(line.split()[1])
 
 
-def server_stats(port: int, reset: bool = False) -> dict[str, int]:
+def stop_server(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def server_stats(port: int, reset: bool = False) -> dict[str, Any]:
     import json
     import urllib.request
 
@@ -147,12 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                     ]
                 )
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
     print(f"ideal: {args.requests} / {args.concurrency} x {args.latency:g} s = {ideal:.3f} s")
     print_table(
         [

@@ -16,14 +16,26 @@ last user text contains ``match`` (any request when ``None``), ``times`` times (
 * ``timeout``: wait ``delay_s`` before answering (longer than the client's timeout);
 * ``delay``: extra latency, then a normal answer;
 * ``malformed``: a 200 response whose body is truncated JSON;
-* ``no_choices``: a 200 response with ``"choices": []``.
+* ``no_choices``: a 200 response with ``"choices": []``;
+* ``refusal``: a 200 response whose message has ``content: null`` and ``refusal: message``;
+* ``filtered``: a 200 response with ``content: null`` and ``finish_reason: "content_filter"``.
 
-``max_concurrency=N`` makes it answer 429 to any request that arrives while N are in flight.
+Load-level modes (constructor arguments, and command-line options of the same names):
+
+* ``max_concurrency=N``: answer 429 to any request that arrives while N are in flight;
+* ``rate_limit=R`` (``--rate-limit``): a token bucket that admits R requests per second, with
+  room for a burst of ``rate_burst`` (default R, one second's worth); a request that finds it empty
+  is answered 429 at once with ``Retry-After`` set to the seconds until the next token (decimal);
+* ``fault_every=K`` with ``fault_steps`` (``--fault-every 7 --fault-steps 429:0.2,500``): every K-th
+  distinct request (by last user text, in the order first seen: the 1st, the (K+1)-th, ...) is
+  answered with the steps in order on its successive attempts (``429:0.2`` is HTTP 429 with
+  ``Retry-After: 0.2``, ``500`` a bare HTTP 500), then normally.
+
 Everything received is recorded (:attr:`OpenAIServer.requests`, :attr:`max_in_flight`).
 
 ``python tests/openai_server.py --latency 0.2`` serves until its stdin closes and prints
-``READY <port>`` once it listens; ``GET /stats`` returns the request count and the peak number of
-requests in flight (``?reset=1`` resets them).
+``READY <port>`` once it listens; ``GET /stats`` returns the request count, the peak number of
+requests in flight and the count of each answered status (``?reset=1`` resets them).
 """
 
 from __future__ import annotations
@@ -40,8 +52,9 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-FaultKind = Literal["status", "drop", "timeout", "delay", "malformed", "no_choices"]
+FaultKind = Literal["status", "drop", "timeout", "delay", "malformed", "no_choices", "refusal", "filtered"]
 Responder = Callable[[dict[str, Any]], str]
+FaultStep = tuple[int, str | None]  # (status, Retry-After or None)
 IMAGE_TOKENS = 85
 REASONING_TOKENS = 7
 
@@ -71,6 +84,39 @@ class ReceivedRequest:
     status: int | None = None  # None: the connection was dropped
     fault: FaultKind | None = None
     finished: float | None = None
+
+
+def parse_fault_steps(text: str) -> list[FaultStep]:
+    """``"429:0.2,500"`` -> ``[(429, "0.2"), (500, None)]``."""
+    steps: list[FaultStep] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        status, _, retry_after = item.partition(":")
+        steps.append((int(status), retry_after or None))
+    return steps
+
+
+class TokenBucket:
+    """``rate`` tokens per second, at most ``burst`` saved up; thread-safe."""
+
+    def __init__(self, rate: float, burst: float | None = None) -> None:
+        if rate <= 0:
+            raise ValueError(f"rate_limit must be > 0, got {rate}")
+        self.rate = float(rate)
+        self.burst = max(1.0, float(burst if burst is not None else rate))
+        self._tokens = self.burst
+        self._at = time.monotonic()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        """0.0 when a token was taken, else the seconds until the next token."""
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+            self._at = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return 0.0
+            return (1.0 - self._tokens) / self.rate
 
 
 def message_text(message: dict[str, Any]) -> str:
@@ -121,7 +167,7 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    server: _HTTPServer
+    server: _HTTPServer  # pyright: ignore[reportIncompatibleVariableOverride]
 
     def setup(self) -> None:
         super().setup()
@@ -159,15 +205,25 @@ class OpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         record: bool = True,
+        rate_limit: float | None = None,
+        rate_burst: float | None = None,
+        fault_every: int | None = None,
+        fault_steps: list[FaultStep] | None = None,
     ) -> None:
         self.latency_s = latency_s
         self.responder: Responder = responder or reverse_responder
         self.max_concurrency = max_concurrency
         self.rate_limit_retry_after = rate_limit_retry_after
+        self.bucket = TokenBucket(rate_limit, rate_burst) if rate_limit else None
+        self.fault_every = fault_every
+        self.fault_steps: list[FaultStep] = list(fault_steps or [])
+        self._seen: dict[str, int] = {}  # last user text -> the order it was first seen in
+        self._attempts: dict[str, int] = {}  # last user text -> attempts so far
         self.record = record
         self.faults: list[Fault] = []
         self.requests: list[ReceivedRequest] = []
         self.count = 0
+        self.statuses: dict[int, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -234,6 +290,9 @@ class OpenAIServer:
             self.faults.clear()
             self.requests.clear()
             self.count = 0
+            self.statuses.clear()
+            self._seen.clear()
+            self._attempts.clear()
             self.max_in_flight = self.in_flight
 
     @property
@@ -254,14 +313,33 @@ class OpenAIServer:
             else:
                 self._connections.discard(conn)
 
-    def _stats(self, reset: bool) -> dict[str, int]:
+    def _stats(self, reset: bool) -> dict[str, Any]:
         with self._lock:
-            stats = {"requests": self.count, "max_in_flight": self.max_in_flight}
+            stats: dict[str, Any] = {
+                "requests": self.count,
+                "max_in_flight": self.max_in_flight,
+                "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            }
             if reset:
                 self.count = 0
                 self.max_in_flight = self.in_flight
                 self.requests.clear()
+                self.statuses.clear()
+                self._seen.clear()
+                self._attempts.clear()
             return stats
+
+    def _scripted_step(self, text: str) -> FaultStep | None:
+        """The ``fault_steps`` step for this attempt of a ``fault_every`` request, if any."""
+        if not self.fault_every or not self.fault_steps:
+            return None
+        with self._lock:
+            order = self._seen.setdefault(text, len(self._seen))
+            attempt = self._attempts.get(text, 0)
+            self._attempts[text] = attempt + 1
+        if order % self.fault_every != 0 or attempt >= len(self.fault_steps):
+            return None
+        return self.fault_steps[attempt]
 
     @contextlib.contextmanager
     def _admitted(self, record: ReceivedRequest) -> Iterator[int]:
@@ -299,14 +377,34 @@ class OpenAIServer:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         record = ReceivedRequest(handler.path, payload, headers, time.monotonic(), 0)
         with self._admitted(record) as in_flight:
-            if self.max_concurrency is not None and in_flight > self.max_concurrency:
-                extra = {"Retry-After": self.rate_limit_retry_after} if self.rate_limit_retry_after else {}
-                record.status = 429
-                self._send_error(handler, 429, "Rate limit reached: too many requests in flight", extra)
-                return
-            fault = self._take_fault(last_user_text(payload))
-            record.fault = fault.kind if fault else None
-            record.status = self._respond(handler, payload, fault)
+            record.status = self._answer(handler, payload, in_flight, record)
+            with self._lock:
+                key = -1 if record.status is None else record.status
+                self.statuses[key] = self.statuses.get(key, 0) + 1
+
+    def _answer(
+        self, handler: _Handler, payload: dict[str, Any], in_flight: int, record: ReceivedRequest
+    ) -> int | None:
+        if self.max_concurrency is not None and in_flight > self.max_concurrency:
+            extra = {"Retry-After": self.rate_limit_retry_after} if self.rate_limit_retry_after else {}
+            self._send_error(handler, 429, "Rate limit reached: too many requests in flight", extra)
+            return 429
+        if self.bucket is not None:
+            wait = self.bucket.take()
+            if wait > 0:
+                extra = {"Retry-After": f"{wait:.3f}"}
+                self._send_error(handler, 429, f"Rate limit reached: {self.bucket.rate:g} requests/s", extra)
+                return 429
+        text = last_user_text(payload)
+        step = self._scripted_step(text)
+        if step is not None:
+            status, retry_after = step
+            extra = {"Retry-After": retry_after} if retry_after is not None else {}
+            self._send_error(handler, status, f"scripted fault {status}", extra)
+            return status
+        fault = self._take_fault(text)
+        record.fault = fault.kind if fault else None
+        return self._respond(handler, payload, fault)
 
     def _respond(self, handler: _Handler, payload: dict[str, Any], fault: Fault | None) -> int | None:
         kind = fault.kind if fault else None
@@ -330,6 +428,15 @@ class OpenAIServer:
             self._send_json(
                 handler, 200, {"id": "chatcmpl-empty", "object": "chat.completion", "choices": []}
             )
+        elif fault is not None and kind in ("refusal", "filtered"):
+            body = self._completion(payload)
+            choice = body["choices"][0]
+            choice["message"]["content"] = None
+            if kind == "refusal":
+                choice["message"]["refusal"] = fault.message
+            else:
+                choice["finish_reason"] = "content_filter"
+            self._send_json(handler, 200, body)
         else:
             self._send_json(handler, 200, self._completion(payload))
         return 200
@@ -395,8 +502,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--no-record", action="store_true", help="do not keep the received payloads")
+    parser.add_argument("--rate-limit", type=float, default=None, help="admit this many requests per second")
+    parser.add_argument(
+        "--rate-burst", type=float, default=None, help="token bucket size (default: one second)"
+    )
+    parser.add_argument("--fault-every", type=int, default=None, help="script every K-th distinct request")
+    parser.add_argument("--fault-steps", default="", help="its answers in order, e.g. 429:0.2,500")
     args = parser.parse_args(argv)
-    server = OpenAIServer(latency_s=args.latency, host=args.host, port=args.port, record=not args.no_record)
+    server = OpenAIServer(
+        latency_s=args.latency,
+        host=args.host,
+        port=args.port,
+        record=not args.no_record,
+        rate_limit=args.rate_limit,
+        rate_burst=args.rate_burst,
+        fault_every=args.fault_every,
+        fault_steps=parse_fault_steps(args.fault_steps),
+    )
     with server:
         print(f"READY {server.port}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):

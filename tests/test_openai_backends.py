@@ -11,6 +11,7 @@ import asyncio
 import base64
 import io
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -224,7 +225,8 @@ def test_backoff_is_exponential_with_full_jitter() -> None:
     assert [RetryPolicy(seed=5).delay(k) for k in (1, 2, 3)] == [
         RetryPolicy(seed=5).delay(k) for k in (1, 2, 3)
     ]
-    assert RetryPolicy(backoff_s=0.01, max_backoff_s=60, seed=1).delay(1, retry_after=2.0) >= 2.0
+    honoured = [RetryPolicy(backoff_s=5.0, seed=k).delay(3, retry_after=2.0) for k in range(50)]
+    assert all(2.0 <= d <= 2.2 for d in honoured)  # Retry-After plus up to 10%, whatever the backoff
     assert RetryPolicy(backoff_s=0.01, max_backoff_s=1.5, seed=1).delay(1, retry_after=30.0) == 1.5
 
 
@@ -350,10 +352,11 @@ def test_video_frames_are_sampled_or_passed_as_url(
         make_requests(model, ["what happens?"], media=[{"type": "video", "url": str(frames)}])
     )
     urls = image_parts(server.payloads[0])
-    reds = [
-        Image.open(io.BytesIO(base64.b64decode(u.split(",", 1)[1]))).convert("RGB").getpixel((0, 0))[0]
+    pixels = [
+        Image.open(io.BytesIO(base64.b64decode(u.split(",", 1)[1]))).convert("RGB").getpixel((0, 0))
         for u in urls
     ]
+    reds = [p[0] for p in pixels if isinstance(p, tuple)]
     assert reds == [20, 70, 120, 170]  # frames 2, 7, 12, 17: evenly spread, in order
 
     pil_frames = [Image.new("RGB", (2, 2), (0, i, 0)) for i in range(3)]
@@ -448,44 +451,49 @@ def test_failures_are_recorded_and_not_scored_in_an_evaluation(
 
     args = ["--model", "openai", "--tasks", "demo_qa", "--limit", "8", "--verbosity", "ERROR"]
     args += ["--model_args", ",".join(f"{k}={v}" for k, v in model_args.items())]
-    assert main(args) == 3  # failed documents fail the run
+    package_logger = logging.getLogger("lmms_eval")
+    level, handlers = package_logger.level, list(package_logger.handlers)
+    try:
+        assert main(args) == 3  # failed documents fail the run
+    finally:  # the CLI sets the package's log level and a stderr handler (captured here) for good
+        package_logger.setLevel(level)
+        package_logger.handlers[:] = handlers
     assert "2 document(s) had failed requests" in capsys.readouterr().err
 
 
 # -- adaptive concurrency ---------------------------------------------------------------------------------
 
 
-def test_aimd_lowers_once_per_wave_and_recovers() -> None:
-    limiter = AdaptiveConcurrency(10)
-    wave = [limiter.acquire() for _ in range(10)]
-    for slot in wave:
-        slot.outcome = "rate_limited"
-        limiter.release(slot)
-    assert limiter.limit == 7  # ten 429s from one wave lower the limit once
-    for expected in (4, 2, 1, 1):
-        slot = limiter.acquire()
-        slot.outcome = "rate_limited"
-        limiter.release(slot)
-        assert limiter.limit == expected
-    for _ in range(4):  # a window of max(4, limit) healthy completions adds one
-        slot = limiter.acquire()
+def test_a_wave_of_429s_paces_attempts_and_never_lowers_the_cap() -> None:
+    clock_now = [0.0]
+    limiter = AdaptiveConcurrency(12, clock=lambda: clock_now[0])
+    wave = []
+    for _ in range(12):
+        slot = limiter.try_acquire()
+        assert slot is not None and slot.sent == clock_now[0]  # not paced: starts at once
+        wave.append(slot)
+        clock_now[0] += 0.002
+    clock_now[0] += 0.001
+    assert limiter.try_acquire() is None  # the cap: 12 in flight
+    for slot in wave[:2]:
         slot.outcome = "ok"
         limiter.release(slot)
-    assert limiter.limit == 2
-    for _ in range(200):
-        slot = limiter.acquire()
-        slot.outcome = "ok"
+    for slot in wave[2:]:  # 10 of 12 answered 429 at once
+        slot.outcome = "rate_limited"
         limiter.release(slot)
+    clock_now[0] += 0.1
+    first, second = limiter.try_acquire(), limiter.try_acquire()  # the first one judges the wave
     stats = limiter.stats()
-    assert stats.limit == 10 and stats.min_limit == 1 and stats.decreases == 4 and stats.rate_limited == 14
-    errors = limiter.acquire()
-    limiter.release(errors)  # a plain error leaves the limit alone
-    assert limiter.limit == 10
+    assert stats.limit == 12 and stats.rate is not None and stats.decreases == 1 and stats.rate_limited == 10
+    assert first is not None and second is not None
+    assert second.sent - first.sent == pytest.approx(1.0 / stats.rate)  # paced, one after the other
     fixed = AdaptiveConcurrency(5, adaptive=False)
-    slot = fixed.acquire()
-    slot.outcome = "rate_limited"
-    fixed.release(slot)
-    assert fixed.limit == 5
+    slots = [fixed.acquire() for _ in range(5)]
+    for slot in slots:
+        assert slot is not None
+        slot.outcome = "rate_limited"
+        fixed.release(slot)
+    assert fixed.limit == 5 and fixed.rate is None and fixed.stats().rate_limited == 5
 
 
 def test_limiter_bounds_threads_and_tasks() -> None:
@@ -530,6 +538,7 @@ def test_limiter_bounds_threads_and_tasks() -> None:
         await asyncio.sleep(0.01)
         cancelled.cancel()  # a cancelled waiter must not keep a slot
         for slot in blocked:
+            assert slot is not None
             limiter.release(slot)
         await asyncio.gather(cancelled, return_exceptions=True)
         await asyncio.wait_for(one(), timeout=1)
@@ -539,7 +548,7 @@ def test_limiter_bounds_threads_and_tasks() -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_concurrency_adapts_down_under_rate_limiting(backend: str) -> None:
+def test_a_server_that_limits_requests_in_flight_gets_paced(backend: str) -> None:
     with OpenAIServer(latency_s=0.05, max_concurrency=4) as server:
         model = make_model(backend, server, num_concurrent=16, max_retries=10, retry_backoff_s=0.02)
         texts = [f"request {i}" for i in range(60)]
@@ -548,9 +557,9 @@ def test_concurrency_adapts_down_under_rate_limiting(backend: str) -> None:
         rejected = [r for r in server.requests if r.status == 429]
         stats = model.concurrency.stats()
     assert rejected and stats.rate_limited == len(rejected)
-    assert stats.decreases >= 2 and stats.min_limit <= 6
+    assert stats.decreases >= 1 and stats.min_rate is not None and stats.limit == 16
     late = server.requests[len(server.requests) // 2 :]
-    assert sum(r.status == 429 for r in late) < len(rejected) / 2  # fewer 429s once the limit came down
+    assert sum(r.status == 429 for r in late) < len(rejected) / 2  # fewer 429s once paced
 
 
 # -- construction and registration ------------------------------------------------------------------------

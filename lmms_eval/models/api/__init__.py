@@ -2,10 +2,10 @@
 
 * :mod:`lmms_eval.models.api.http`: :class:`ChatCompletionClient`, the shared client of
   OpenAI-compatible chat-completions APIs (sync and asyncio, retries with jittered backoff,
-  ``Retry-After``), :class:`ChatCompletion` and :class:`RequestFailedError`. Needs ``httpx``
-  (``pip install 'lmms_eval[api]'``).
-* :mod:`lmms_eval.models.api.concurrency`: :class:`AdaptiveConcurrency`, an AIMD limit on requests
-  in flight that falls under rate limiting and recovers when the server is healthy.
+  ``Retry-After`` per request, refusals, an optional gate that stops it), :class:`ChatCompletion`
+  and :class:`RequestFailedError`. Needs ``httpx`` (``pip install 'lmms_eval[api]'``).
+* :mod:`lmms_eval.models.api.concurrency`: :class:`AdaptiveConcurrency`, a fixed cap on attempts
+  in flight plus a pacing rate learned from storms of HTTP 429 (see its docstring for the rule).
 
 Importing this package imports neither httpx nor the backends; the client names below are loaded
 on first access.

@@ -3,20 +3,34 @@
 :class:`ChatCompletionClient` POSTs a payload to ``{base_url}/chat/completions`` and returns a
 :class:`ChatCompletion`, retrying what a retry can fix:
 
-* retried: HTTP 429, 408, 409, 425 and every 5xx; timeouts; connection errors and connections
-  dropped without a response; a 2xx body that is not JSON or has no ``choices``;
+* retried: HTTP 429 (except ``insufficient_quota``), 408, 409, 425 and every 5xx; timeouts;
+  connection errors and connections dropped without a response; a 2xx body that is not JSON or has
+  no ``choices``;
 * not retried: every other 4xx (400, 401, 403, 404, 422, ...) and invalid URLs. They raise
-  :class:`RequestFailedError` (``retryable=False``) at once with the server's error message.
+  :class:`RequestFailedError` (``retryable=False``) at once with the server's error message;
+* not an answer, not retried: a reply whose message ``content`` is null with a ``refusal``
+  (``kind="refusal"``, the refusal text as the error) or with ``finish_reason: "content_filter"``
+  (``kind="filtered"``).
 
-Retry ``k`` (1 for the first) waits a random time in ``[0, min(max_backoff_s, retry_backoff_s *
-2**(k-1))]`` ("full jitter"), or at least the server's ``Retry-After`` (seconds, an HTTP date, or
-OpenAI's ``retry-after-ms``), honoured up to ``max_backoff_s``. A request is tried
-``max_retries + 1`` times in all; the last error is raised as :class:`RequestFailedError`
-(``retryable=True``). Nothing here sleeps a fixed amount.
+**Waits.** After a failure with a ``Retry-After`` (seconds, an HTTP date, or OpenAI's
+``retry-after-ms``) the request waits that long, plus up to 10% jitter, at most ``max_backoff_s``:
+the server said when, so neither more nor less. Other failures wait a random time in ``[0,
+min(max_backoff_s, retry_backoff_s * 2**(k-1))]`` ("full jitter"), ``k`` counting the failures of the
+request that came without a ``Retry-After``. A request is tried ``max_retries + 1`` times in all; the
+last error is raised as :class:`RequestFailedError` (``retryable=True``). Only the request that
+failed waits: with a :class:`~lmms_eval.models.api.concurrency.AdaptiveConcurrency` each attempt
+holds one of its slots (a request waiting to retry holds none) and the limiter paces attempts when
+the server rate-limits (see that module for the rule).
 
-When a :class:`~lmms_eval.models.api.concurrency.AdaptiveConcurrency` is given, each attempt holds
-one of its slots (a request waiting out a retry delay holds none) and reports how it went, so the
-limit falls under rate limiting and recovers when the server is healthy.
+**Gate.** ``gate`` (on the client, or per call) is an optional hook, e.g. the run's
+:class:`~lmms_eval.api.gate.RequestGate`: every attempt asks ``gate.admit(retry=...)`` right before
+it is sent, and retry delays and pacing waits use ``gate.sleep``, so a stopped run (Ctrl-C, the
+circuit breaker, the token budget) sends nothing more and its waiting requests end at once. A first
+attempt the gate refuses raises :class:`RequestFailedError` with ``kind="not_sent"``.
+
+**Secrets.** The API key (and ``OPENAI_API_KEY``) are registered with :mod:`lmms_eval.secrets`;
+every error message and log line built here is redacted, so a server that echoes the key in an
+error body does not leak it.
 """
 
 from __future__ import annotations
@@ -37,11 +51,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Protocol
 
-from lmms_eval.api.instance import TokenCounts
+from lmms_eval.api.instance import FailureKind, TokenCounts
 from lmms_eval.errors import LmmsEvalError, MissingDependencyError
-from lmms_eval.models.api.concurrency import AdaptiveConcurrency, Outcome, Slot
+from lmms_eval.models.api.concurrency import AdaptiveConcurrency, Outcome, Slot, sleep_unless_stopped
+from lmms_eval.secrets import redact_text, register_secret
 
 try:
     import httpx
@@ -56,7 +71,21 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ASYNC_POOL_SIZE = 8
 RATE_LIMIT_STATUSES = frozenset({429, 503})
 RETRYABLE_CLIENT_STATUSES = frozenset({408, 409, 425, 429})
+# a 429 that no retry fixes: the account is out of credit
+NOT_RETRYABLE_CODES = frozenset({"insufficient_quota"})
+RETRY_AFTER_JITTER = 0.1
 _MAX_BODY_IN_ERROR = 300
+
+
+class Gate(Protocol):
+    """What the client asks of a gate (:class:`~lmms_eval.api.gate.RequestGate` is one)."""
+
+    @property
+    def stopped(self) -> bool: ...
+
+    def admit(self, retry: bool = False) -> str | None: ...
+
+    def sleep(self, seconds: float) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -76,17 +105,29 @@ class ChatCompletion:
 
 
 class RequestFailedError(LmmsEvalError):
-    """A request that failed for good: not retryable, or still failing after every retry.
+    """A request that failed for good: not retryable, still failing after every retry, refused by
+    the model, or not sent because the gate said no.
 
-    The message is the last error; ``status`` is its HTTP status (``None`` for timeouts and
-    connection errors).
+    The message is the last error (redacted); ``status`` is its HTTP status (``None`` for timeouts
+    and connection errors); ``kind`` is a :data:`~lmms_eval.api.instance.FailureKind`; ``usage``
+    the tokens the reply reported, if any (a refusal costs tokens too).
     """
 
-    def __init__(self, message: str, attempts: int = 1, retryable: bool = True, status: int | None = None):
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        attempts: int = 1,
+        retryable: bool = True,
+        status: int | None = None,
+        kind: FailureKind = "error",
+        usage: TokenCounts | None = None,
+    ):
+        super().__init__(redact_text(message))
         self.attempts = attempts
         self.retryable = retryable
         self.status = status
+        self.kind: FailureKind = kind
+        self.usage = usage
 
 
 @dataclass(frozen=True)
@@ -96,6 +137,8 @@ class _AttemptError:
     status: int | None = None
     retry_after: float | None = None
     rate_limited: bool = False
+    kind: FailureKind = "error"
+    usage: TokenCounts | None = None
 
 
 class RetryPolicy:
@@ -122,19 +165,21 @@ class RetryPolicy:
         self._lock = threading.Lock()
 
     def delay(self, retry: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (1 for the first retry)."""
+        """Seconds to wait before a retry: ``retry_after`` plus up to 10% when the server gave one,
+        else full jitter for the ``retry``-th failure without one (1 for the first)."""
+        if retry_after is not None:
+            if retry_after > self.max_backoff_s:
+                logger.warning(
+                    "server asked to retry after %.1f s; waiting max_backoff_s=%.1f s instead",
+                    retry_after,
+                    self.max_backoff_s,
+                )
+            with self._lock:
+                stretch = 1.0 + self._rng.uniform(0.0, RETRY_AFTER_JITTER)
+            return min(self.max_backoff_s, retry_after * stretch)
         ceiling = min(self.max_backoff_s, self.backoff_s * 2.0 ** min(max(retry - 1, 0), 60))
         with self._lock:
-            jittered = self._rng.uniform(0.0, ceiling)
-        if retry_after is None:
-            return jittered
-        if retry_after > self.max_backoff_s:
-            logger.warning(
-                "server asked to retry after %.1f s; waiting max_backoff_s=%.1f s instead",
-                retry_after,
-                self.max_backoff_s,
-            )
-        return max(jittered, min(retry_after, self.max_backoff_s))
+            return self._rng.uniform(0.0, ceiling)
 
 
 # -- interpreting responses ---------------------------------------------------------------------------
@@ -208,6 +253,19 @@ def _as_int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _error_code(body: bytes) -> str | None:
+    """The ``code`` (or ``type``) of an OpenAI-style error body."""
+    try:
+        data = json.loads(body) if body else None
+    except ValueError:
+        return None
+    err = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(err, dict):
+        return None
+    code = err.get("code") or err.get("type")
+    return str(code) if code is not None else None
+
+
 def _shape_problem(data: Any) -> str | None:
     """Why a 2xx JSON body is not a usable chat completion (``None`` when it is)."""
     if not isinstance(data, dict):
@@ -227,12 +285,14 @@ def _interpret(status: int, headers: Mapping[str, str], body: bytes) -> dict[str
     """The parsed completion of one HTTP response, or why the attempt failed."""
     if not 200 <= status < 300:
         retryable = status >= 500 or status in RETRYABLE_CLIENT_STATUSES
+        if status == 429 and _error_code(body) in NOT_RETRYABLE_CODES:
+            retryable = False
         return _AttemptError(
             error_message(status, body),
             retryable=retryable,
             status=status,
             retry_after=parse_retry_after(headers) if retryable else None,
-            rate_limited=status in RATE_LIMIT_STATUSES,
+            rate_limited=retryable and status in RATE_LIMIT_STATUSES,
         )
     try:
         data = json.loads(body)
@@ -242,7 +302,22 @@ def _interpret(status: int, headers: Mapping[str, str], body: bytes) -> dict[str
     problem = _shape_problem(data)
     if problem is not None:
         return _AttemptError(problem, True, status)
-    return data
+    return _declined(data, status) or data
+
+
+def _declined(data: dict[str, Any], status: int) -> _AttemptError | None:
+    """A reply without content because the model refused or a content filter withheld it."""
+    choice = data["choices"][0]
+    if choice["message"].get("content") not in (None, ""):
+        return None
+    refusal = choice["message"].get("refusal")
+    finish = choice.get("finish_reason")
+    usage = parse_usage(data.get("usage"))
+    if isinstance(refusal, str) and refusal.strip():
+        return _AttemptError(refusal.strip(), False, status, kind="refusal", usage=usage)
+    if finish == "content_filter":
+        return _AttemptError(f"finish_reason: {finish}", False, status, kind="filtered", usage=usage)
+    return None
 
 
 def _transport_error(exc: Exception, timeout: float) -> _AttemptError:
@@ -273,12 +348,6 @@ def _completion(data: dict[str, Any], latency_s: float, attempts: int) -> ChatCo
         attempts=attempts,
         raw=data,
     )
-
-
-def _outcome(result: dict[str, Any] | _AttemptError) -> Outcome:
-    if not isinstance(result, _AttemptError):
-        return "ok"
-    return "rate_limited" if result.rate_limited else "error"
 
 
 # -- the client ---------------------------------------------------------------------------------------
@@ -319,14 +388,63 @@ class _AsyncPools:
             await client.aclose()
 
 
+class _Tries:
+    """The attempts of one request: how many, the last error, and what to raise when it ends."""
+
+    def __init__(self, policy: RetryPolicy, gate: Gate | None) -> None:
+        self.policy = policy
+        self.gate = gate
+        self.count = 0
+        self.unguided = 0  # failures that came without a Retry-After (they set the backoff)
+        self.last: _AttemptError | None = None
+
+    def admission(self, slot: Slot | None) -> str | None:
+        """Why the next attempt must not be sent (asked right before sending), or ``None``."""
+        reason = self.gate.admit(retry=self.count > 0) if self.gate is not None else None
+        if reason is None and slot is None:
+            reason = "not sent: the run was stopped"
+        return reason
+
+    def refused(self, reason: str) -> RequestFailedError:
+        last = self.last
+        if last is None:
+            return RequestFailedError(reason, attempts=0, retryable=True, kind="not_sent")
+        logger.info("request not retried (%s): %s", reason, redact_text(last.message))
+        return RequestFailedError(
+            f"{last.message} ({reason.replace('not sent', 'not retried', 1)})", self.count, True, last.status
+        )
+
+    def delay_after(self, error: _AttemptError) -> float:
+        """The wait before the next attempt; raises :class:`RequestFailedError` when there is none."""
+        self.last = error
+        if not error.retryable:
+            if error.kind == "error":
+                logger.warning("request failed (not retryable): %s", redact_text(error.message))
+            raise RequestFailedError(error.message, self.count, False, error.status, error.kind, error.usage)
+        if self.count > self.policy.max_retries:
+            logger.warning("request failed after %d attempt(s): %s", self.count, redact_text(error.message))
+            raise RequestFailedError(error.message, self.count, True, error.status)
+        if error.retry_after is None:
+            self.unguided += 1
+        delay = self.policy.delay(max(1, self.unguided), error.retry_after)
+        logger.debug(
+            "attempt %d failed (%s); retrying in %.3f s", self.count, redact_text(error.message), delay
+        )
+        return delay
+
+    def stopped(self) -> RequestFailedError:
+        reason = self.gate.admit(retry=True) if self.gate is not None else None
+        return self.refused(reason or "not sent: the run was stopped")
+
+
 class ChatCompletionClient:
     """Chat completions over HTTP with retries; see the module docstring.
 
     ``base_url`` defaults to ``OPENAI_API_BASE`` (then ``OPENAI_BASE_URL``, then the OpenAI API);
     ``api_key`` to ``OPENAI_API_KEY`` (no ``Authorization`` header without one). ``timeout`` is
-    per attempt. Keyword-only extras: ``concurrency`` (an adaptive limit shared with other
-    clients), ``seed`` (reproducible jitter) and ``trust_env`` (proxy settings from the
-    environment).
+    per attempt. Keyword-only extras: ``concurrency`` (a limiter shared with other clients),
+    ``gate`` (the default gate of :meth:`complete` / :meth:`acomplete`), ``seed`` (reproducible
+    jitter) and ``trust_env`` (proxy settings from the environment).
 
     One client may serve many threads (:meth:`complete`) and the tasks of event loops
     (:meth:`acomplete`). Async connections belong to the event loop that opened them: each loop
@@ -344,6 +462,7 @@ class ChatCompletionClient:
         headers: Mapping[str, str] | None = None,
         *,
         concurrency: AdaptiveConcurrency | None = None,
+        gate: Gate | None = None,
         seed: int | None = None,
         trust_env: bool = True,
     ) -> None:
@@ -354,7 +473,10 @@ class ChatCompletionClient:
             if self.base_url.endswith("/chat/completions")
             else f"{self.base_url}/chat/completions"
         )
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        env_key = os.environ.get("OPENAI_API_KEY")
+        key = api_key if api_key is not None else env_key
+        register_secret(key)
+        register_secret(env_key)
         self._headers: dict[str, str] = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
@@ -362,12 +484,13 @@ class ChatCompletionClient:
         try:
             self._url = httpx.URL(self.url)
         except httpx.InvalidURL as exc:
-            raise ValueError(f"invalid base_url {self.base_url!r}: {exc}") from None
+            raise ValueError(redact_text(f"invalid base_url {self.base_url!r}: {exc}")) from None
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {timeout}")
         self.timeout = float(timeout)
         self.retry = RetryPolicy(max_retries, retry_backoff_s, max_backoff_s, seed)
         self.concurrency = concurrency
+        self.gate = gate
         self._trust_env = trust_env
         self._sync_client: httpx.Client | None = None
         self._ssl_context: ssl.SSLContext | None = None
@@ -377,7 +500,7 @@ class ChatCompletionClient:
         )
 
     def __repr__(self) -> str:
-        return f"ChatCompletionClient(url={self.url!r}, max_retries={self.retry.max_retries})"
+        return f"ChatCompletionClient(url={redact_text(self.url)!r}, max_retries={self.retry.max_retries})"
 
     @property
     def max_retries(self) -> int:
@@ -385,30 +508,59 @@ class ChatCompletionClient:
 
     # -- sync -------------------------------------------------------------------------------------------
 
-    def complete(self, payload: Mapping[str, Any]) -> ChatCompletion:
+    def complete(self, payload: Mapping[str, Any], gate: Gate | None = None) -> ChatCompletion:
         """POST ``payload`` and return the completion; raises :class:`RequestFailedError`."""
         body = _encode(payload)
         client = self._get_sync_client()
-        attempt = 0
+        tries = _Tries(self.retry, gate if gate is not None else self.gate)
         while True:
-            attempt += 1
-            with self._slot() as slot:
-                started = time.perf_counter()
-                try:
-                    response = client.post(self._url, content=body, timeout=self.timeout)
-                    result = _interpret(response.status_code, response.headers, response.content)
-                except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                    result = _transport_error(exc, self.timeout)
-                latency = time.perf_counter() - started
-                slot.outcome = _outcome(result)
+            slot = (
+                self.concurrency.acquire(tries.gate, tries.count > 0)
+                if self.concurrency
+                else Slot(time.monotonic())
+            )
+            reason = tries.admission(slot)
+            if reason is not None:
+                self._release(slot, "cancelled")
+                raise tries.refused(reason)
+            tries.count += 1
+            started = time.perf_counter()
+            try:
+                response = client.post(self._url, content=body, timeout=self.timeout)
+                result = _interpret(response.status_code, response.headers, response.content)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                result = _transport_error(exc, self.timeout)
+            except BaseException:
+                self._release(slot, "cancelled")
+                raise
+            latency = time.perf_counter() - started
             if not isinstance(result, _AttemptError):
-                return _completion(result, latency, attempt)
-            time.sleep(self._delay_after(result, attempt))
+                self._release(slot, "ok")
+                return _completion(result, latency, tries.count)
+            delay = self._after_failure(slot, result, tries)
+            if tries.gate is None:
+                time.sleep(delay)
+            elif not tries.gate.sleep(delay):
+                raise tries.stopped()
+
+    def _after_failure(self, slot: Slot | None, error: _AttemptError, tries: _Tries) -> float:
+        """The wait before the next attempt (or the final error). The slot is given back only once
+        that is decided, so that a final failure is reported (and can open the circuit breaker)
+        about as soon as its slot lets another attempt out."""
+        try:
+            return tries.delay_after(error)
+        finally:
+            self._release(slot, "rate_limited" if error.rate_limited else "error")
+
+    def _release(self, slot: Slot | None, outcome: Outcome) -> None:
+        if slot is not None and self.concurrency is not None:
+            slot.outcome = outcome
+            self.concurrency.release(slot)
 
     def _get_sync_client(self) -> httpx.Client:
         with self._lock:
             if self._sync_client is None:
-                keepalive = max(128, self.concurrency.max_concurrency if self.concurrency else 0)
+                keepalive = max(128, 2 * self.concurrency.max_concurrency if self.concurrency else 0)
                 limits = httpx.Limits(max_connections=None, max_keepalive_connections=keepalive)
                 self._sync_client = httpx.Client(
                     headers=self._headers,
@@ -423,9 +575,6 @@ class ChatCompletionClient:
         if self._ssl_context is None:
             self._ssl_context = httpx.create_ssl_context(trust_env=self._trust_env)
         return self._ssl_context
-
-    def _slot(self) -> contextlib.AbstractContextManager[Slot]:
-        return self.concurrency.slot() if self.concurrency else contextlib.nullcontext(Slot(0))
 
     def close(self) -> None:
         """Close the sync connection pool (and forget async pools whose event loop has ended)."""
@@ -444,26 +593,38 @@ class ChatCompletionClient:
 
     # -- async ------------------------------------------------------------------------------------------
 
-    async def acomplete(self, payload: Mapping[str, Any]) -> ChatCompletion:
-        """``await`` version of :meth:`complete`."""
+    async def acomplete(self, payload: Mapping[str, Any], gate: Gate | None = None) -> ChatCompletion:
+        """``await`` version of :meth:`complete`; cancelling it abandons the attempt in flight."""
         body = _encode(payload)
         pools = self._get_async_pools()
-        attempt = 0
+        tries = _Tries(self.retry, gate if gate is not None else self.gate)
         while True:
-            attempt += 1
-            async with self._aslot() as slot:
-                started = time.perf_counter()
-                try:
-                    with pools.checkout() as client:
-                        response = await client.post(self._url, content=body, timeout=self.timeout)
-                    result = _interpret(response.status_code, response.headers, response.content)
-                except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                    result = _transport_error(exc, self.timeout)
-                latency = time.perf_counter() - started
-                slot.outcome = _outcome(result)
+            slot = (
+                await self.concurrency.aacquire(tries.gate, tries.count > 0)
+                if self.concurrency
+                else Slot(time.monotonic())
+            )
+            reason = tries.admission(slot)
+            if reason is not None:
+                self._release(slot, "cancelled")
+                raise tries.refused(reason)
+            tries.count += 1
+            started = time.perf_counter()
+            try:
+                with pools.checkout() as client:
+                    response = await client.post(self._url, content=body, timeout=self.timeout)
+                result = _interpret(response.status_code, response.headers, response.content)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                result = _transport_error(exc, self.timeout)
+            except BaseException:  # cancelled: the attempt is abandoned
+                self._release(slot, "cancelled")
+                raise
+            latency = time.perf_counter() - started
             if not isinstance(result, _AttemptError):
-                return _completion(result, latency, attempt)
-            await asyncio.sleep(self._delay_after(result, attempt))
+                self._release(slot, "ok")
+                return _completion(result, latency, tries.count)
+            if not await sleep_unless_stopped(self._after_failure(slot, result, tries), tries.gate):
+                raise tries.stopped()
 
     def _get_async_pools(self) -> _AsyncPools:
         loop = asyncio.get_running_loop()
@@ -474,9 +635,6 @@ class ChatCompletionClient:
                     self._headers, self._get_ssl_context(), self._trust_env
                 )
             return pools
-
-    def _aslot(self) -> contextlib.AbstractAsyncContextManager[Slot]:
-        return self.concurrency.aslot() if self.concurrency else contextlib.nullcontext(Slot(0))
 
     async def aclose(self) -> None:
         """Close the async connection pools of the running event loop."""
@@ -491,20 +649,6 @@ class ChatCompletionClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # -- shared -----------------------------------------------------------------------------------------
-
-    def _delay_after(self, error: _AttemptError, attempt: int) -> float:
-        """The wait before the next attempt; raises :class:`RequestFailedError` when there is none."""
-        if not error.retryable:
-            logger.warning("request failed (not retryable): %s", error.message)
-            raise RequestFailedError(error.message, attempt, False, error.status)
-        if attempt > self.retry.max_retries:
-            logger.warning("request failed after %d attempt(s): %s", attempt, error.message)
-            raise RequestFailedError(error.message, attempt, True, error.status)
-        delay = self.retry.delay(attempt, error.retry_after)
-        logger.debug("attempt %d failed (%s); retrying in %.3f s", attempt, error.message, delay)
-        return delay
-
 
 def _encode(payload: Mapping[str, Any]) -> bytes:
     return json.dumps(dict(payload), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -513,6 +657,7 @@ def _encode(payload: Mapping[str, Any]) -> bytes:
 __all__ = [
     "ChatCompletion",
     "ChatCompletionClient",
+    "Gate",
     "RequestFailedError",
     "RetryPolicy",
     "error_message",

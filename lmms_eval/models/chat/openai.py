@@ -7,10 +7,10 @@ the asyncio variant with the same arguments. Model args:
 * ``base_url`` (default ``OPENAI_API_BASE``, then the OpenAI API), ``api_key`` (default
   ``OPENAI_API_KEY``), ``timeout`` (seconds per attempt, 60);
 * ``max_retries`` (5 retries after the first attempt), ``retry_backoff_s`` (1.0, the base of the
-  jittered exponential backoff), ``max_backoff_s`` (60);
-* ``num_concurrent`` (32, the most requests in flight), ``adaptive_concurrency`` (true: lower the
-  limit under HTTP 429 and raise it again when healthy; see
-  :mod:`lmms_eval.models.api.concurrency`);
+  jittered exponential backoff when the server gives no ``Retry-After``), ``max_backoff_s`` (60);
+* ``num_concurrent`` (32, the most attempts in flight; requests waiting to retry do not count),
+  ``adaptive_concurrency`` (true: pace attempts at the rate the server admits once it answers many
+  of them HTTP 429; see :mod:`lmms_eval.models.api.concurrency`);
 * ``max_frames_num`` (10 frames sampled evenly from a video given as a list of frames or a folder
   of frame images), ``pass_video_url`` (send videos as a ``video_url`` instead);
 * ``system_prompt`` (text or a path to a text file; not added when the messages already start
@@ -27,7 +27,17 @@ be 1. ``until`` is also applied to the returned text.
 Each answer is a :class:`~lmms_eval.api.instance.GenerationResult` with the usage the API reported
 (reasoning tokens from ``completion_tokens_details``) and the latency of the successful attempt.
 A request that still fails after its retries, or fails with a non-retryable status, is returned as
-a :class:`~lmms_eval.api.instance.RequestFailure`: recorded, never scored.
+a :class:`~lmms_eval.api.instance.RequestFailure`: recorded, never scored. So is a reply without
+content that the model refused (``kind="refusal"``) or a content filter withheld
+(``kind="filtered"``); those are not retried.
+
+The run's :class:`~lmms_eval.api.gate.RequestGate` (``self.gate``) is asked before every attempt and
+told every answer as soon as it is final: a refused request comes back as ``RequestFailure(kind=
+"not_sent")`` without being sent (token budget spent, circuit breaker open, run stopped), and
+retries stop when the gate closes. On Ctrl-C (KeyboardInterrupt in the thread that called
+``generate_until``) the gate is stopped, waiting requests end at once, attempts in flight are
+abandoned (the worker threads are daemon threads) and the KeyboardInterrupt goes on; the answers
+finished before it were already reported to the gate.
 """
 
 from __future__ import annotations
@@ -35,14 +45,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
-from lmms_eval.models.api.concurrency import AdaptiveConcurrency
+from lmms_eval.models.api.concurrency import AdaptiveConcurrency, run_in_threads
 from lmms_eval.models.api.http import ChatCompletion, ChatCompletionClient, RequestFailedError
 from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
@@ -50,6 +60,8 @@ from lmms_eval.protocol import ChatMessages
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_NEW_TOKENS = 1024
+# requests in progress per attempt slot: the extra ones wait out retry delays without idling a slot
+REQUESTS_PER_SLOT = 2
 MAX_STOP_SEQUENCES = 4  # the OpenAI API accepts at most 4
 FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
 # gen_kwargs understood here; others are logged once and not sent
@@ -242,45 +254,63 @@ class OpenAICompatible(lmms):
 
     @staticmethod
     def to_failure(error: RequestFailedError) -> RequestFailure:
-        return RequestFailure(str(error), attempts=error.attempts, retryable=error.retryable)
+        return RequestFailure(
+            str(error),
+            attempts=error.attempts,
+            retryable=error.retryable,
+            token_counts=error.usage,
+            kind=error.kind,
+        )
 
     # -- answering --------------------------------------------------------------------------------------
 
-    def _answer(self, request: Instance) -> Answer:
-        payload, until = self.build_payload(request)
-        try:
-            return self.to_answer(self.client.complete(payload), until)
-        except RequestFailedError as exc:
-            return self.to_failure(exc)
+    def _answer(self, request: Instance, gate: RequestGate) -> Answer:
+        """One request's final answer, reported to ``gate`` (or the gate's refusal, not sent)."""
+        answer: Answer | None = gate.refusal()
+        if answer is None:
+            payload, until = self.build_payload(request)
+            try:
+                answer = self.to_answer(self.client.complete(payload, gate), until)
+            except RequestFailedError as exc:
+                answer = self.to_failure(exc)
+        gate.done(answer, request)
+        return answer
 
     def generate_until(self, requests: list[Instance]) -> list[Answer]:
-        """Answers in request order; at most ``num_concurrent`` requests in flight."""
+        """Answers in request order; at most ``num_concurrent`` attempts in flight."""
         if not requests:
             return []
-        workers = min(self.num_concurrent, len(requests))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
-            futures = [pool.submit(self._answer, r) for r in requests]
-            try:
-                answers = [f.result() for f in futures]
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        gate = self.gate
+        workers = min(REQUESTS_PER_SLOT * self.num_concurrent, len(requests))
+        try:
+            answers = run_in_threads(lambda r: self._answer(r, gate), requests, workers, "openai")
+        except KeyboardInterrupt:
+            gate.stop("interrupted")
+            raise
         self._log_summary(answers)
         return answers
 
     def _log_summary(self, answers: list[Answer]) -> None:
-        failed = sum(isinstance(a, RequestFailure) for a in answers)
-        stats = self.concurrency.stats()
+        failed = [a for a in answers if isinstance(a, RequestFailure)]
         if failed:
-            logger.warning("%s: %d of %d requests failed", self.model_version, failed, len(answers))
+            kinds = sorted({a.kind for a in failed})
+            logger.warning(
+                "%s: %d of %d requests failed (%s)",
+                self.model_version,
+                len(failed),
+                len(answers),
+                ", ".join(kinds),
+            )
+        stats = self.concurrency.stats()
         if stats.rate_limited:
+            paced = "not paced" if stats.rate is None else f"paced at {stats.rate:.1f} requests/s"
             logger.info(
-                "%s: %d rate-limited attempts so far; concurrency now %d (lowest %d, max %d)",
+                "%s: %d rate-limited attempts so far; %s (lowest %s), at most %d in flight",
                 self.model_version,
                 stats.rate_limited,
+                paced,
+                "-" if stats.min_rate is None else f"{stats.min_rate:.1f}",
                 stats.limit,
-                stats.min_limit,
-                self.num_concurrent,
             )
 
     def clean(self) -> None:
