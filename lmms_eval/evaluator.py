@@ -211,7 +211,7 @@ def simple_evaluate(
     :mod:`lmms_eval.caching.request_cache`).
 
     ``dataset_root`` (default from ``LMMS_EVAL_DATASET_ROOT``) is a folder of local copies of Hub
-    datasets, used instead of the Hub (see :mod:`lmms_eval.tasks._dataset_root`).
+    datasets, used instead of the Hub (see :mod:`lmms_eval.data.dataset_root`).
     """
     if unused:
         logger.warning("simple_evaluate ignores unknown arguments: %s", ", ".join(sorted(unused)))
@@ -396,7 +396,7 @@ def _results_header(
 
 def _version_info() -> dict[str, Any]:
     from lmms_eval import __version__
-    from lmms_eval.cli.version import git_info
+    from lmms_eval.utils import git_info
 
     git = git_info()
     return {"lmms_eval_version": __version__, "git_hash": git.get("commit"), "git_branch": git.get("branch")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import hashlib
 import json
 import logging
@@ -237,3 +238,28 @@ def get_default_cache_dir() -> str:
         return os.path.expanduser(home)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "lmms-eval")
+
+
+@functools.lru_cache(maxsize=1)
+def git_info() -> dict[str, str | None]:
+    """Commit and branch of the source checkout, when lmms_eval runs from one."""
+    import os
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not os.path.exists(os.path.join(root, ".git")):
+        return {"commit": None, "branch": None}
+
+    def run(*args: str) -> str | None:
+        try:
+            out = subprocess.run(
+                ["git", *args], cwd=root, capture_output=True, text=True, timeout=2, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() or None if out.returncode == 0 else None
+
+    return {
+        "commit": run("rev-parse", "--short=8", "HEAD"),
+        "branch": run("rev-parse", "--abbrev-ref", "HEAD"),
+    }

@@ -1,4 +1,4 @@
-"""Dataset loading for tasks (``lmms_eval.tasks._data``), on data built locally in each test.
+"""Dataset loading for tasks (``lmms_eval.data.load``), on data built locally in each test.
 
 The Hugging Face Hub is never contacted: Hub-style ids are loaded with the endpoint pointed at a
 closed local port, or with offline mode on.
@@ -33,11 +33,13 @@ from PIL import Image
 
 from lmms_eval.api.task import ConfigurableTask
 from lmms_eval.api.task_config import TaskConfig
+from lmms_eval.data import hub as _hub
+from lmms_eval.data import video_files as _video_files
+from lmms_eval.data.hub import hub_reachable
+from lmms_eval.data.json_native import ListDataset
+from lmms_eval.data.load import LOCAL_BUILDERS, load_dataset_splits, media_columns, without_media
 from lmms_eval.errors import DatasetError
-from lmms_eval.tasks import TaskManager, _hub, _video_files
-from lmms_eval.tasks._data import LOCAL_BUILDERS, load_dataset_splits, media_columns, without_media
-from lmms_eval.tasks._hub import hub_reachable
-from lmms_eval.tasks._json_native import ListDataset
+from lmms_eval.tasks import TaskManager
 
 ROWS = {"question": ["q0", "q1", "q2"], "answer": ["a0", "a1", "a2"], "n": [0, 1, 2]}
 
@@ -130,7 +132,7 @@ def test_native_json_does_not_import_datasets(tmp_path: Path) -> None:
         f"""
         import sys, time
         start = time.perf_counter()
-        from lmms_eval.tasks._data import load_dataset_splits
+        from lmms_eval.data.load import load_dataset_splits
         splits = load_dataset_splits("jsonl", None, {{"data_files": {{"test": "d.jsonl"}}}}, {str(tmp_path)!r}, "t")
         print(len(splits["test"]), "datasets" in sys.modules, "pyarrow" in sys.modules)
         print(time.perf_counter() - start)

@@ -14,9 +14,9 @@ from statsmodels.stats.power import NormalIndPower, zt_ind_solve_power
 
 from lmms_eval.cli import main
 from lmms_eval.cli.power import run_power_analysis
+from lmms_eval.data.load import load_dataset_splits
 from lmms_eval.errors import ConfigError, LmmsEvalError, TaskNotFoundError
 from lmms_eval.stats import achieved_power, minimum_detectable_effect, paired_sd, required_sample_size
-from lmms_eval.tasks._data import load_dataset_splits
 from lmms_eval.tasks._sizes import SizeInfo, count_split, task_sizes
 
 # -- formulas ---------------------------------------------------------------------------------------

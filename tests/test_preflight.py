@@ -194,7 +194,7 @@ def test_preflight_raises_one_error_listing_every_problem(root: Path, tmp_path: 
 
 
 def test_the_run_reuses_the_data_preflight_loaded(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lmms_eval.tasks import _data
+    from lmms_eval.data import load as _data
 
     calls: list[str] = []
     real = _data.load_dataset_splits

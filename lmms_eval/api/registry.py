@@ -152,6 +152,22 @@ def register_task(name: str) -> Callable[[type[T]], type[T]]:
     return decorate
 
 
+ModelSink = Callable[[str, type[Any], tuple[str, ...]], None]
+_model_sink: ModelSink | None = None
+_pending_models: list[tuple[str, type[Any], tuple[str, ...]]] = []
+
+
+def set_model_sink(sink: ModelSink) -> None:
+    """Where :func:`register_model` puts classes: the model registry of :mod:`lmms_eval.models`, which
+    installs itself on import (``api/`` does not import ``models/``). Classes decorated before that
+    are handed over now."""
+    global _model_sink
+    _model_sink = sink
+    pending, _pending_models[:] = list(_pending_models), []
+    for name, cls, aliases in pending:
+        sink(name, cls, aliases)
+
+
 MODEL_REGISTRY: dict[str, type[Any]] = {}
 """Every name given to :func:`register_model` -> its class (kept for code written for the published package)."""
 
@@ -160,8 +176,8 @@ def register_model(*names: str) -> Callable[[type[T]], type[T]]:
     """Register an ``lmms`` subclass under one or more ids (the first is canonical, others aliases).
 
     Chat or simple is taken from the class's ``is_simple`` attribute. The class goes into the model
-    registry (:mod:`lmms_eval.models.registry_v2`), so ``--model <name>`` finds it once the module
-    that defines it is imported; no second table needs editing.
+    registry (:mod:`lmms_eval.models.registry_v2`, through :func:`set_model_sink`), so ``--model
+    <name>`` finds it once the module that defines it is imported; no second table needs editing.
     """
     if not names or not all(isinstance(n, str) and n for n in names):
         raise ValueError("register_model needs at least one non-empty model name")
@@ -174,9 +190,10 @@ def register_model(*names: str) -> Callable[[type[T]], type[T]]:
                 f"@register_model({names[0]!r}) decorates {cls!r}, which is not a subclass of "
                 "lmms_eval.api.model.lmms"
             )
-        from lmms_eval.models.registry_v2 import register_model_class
-
-        register_model_class(names[0], cls, aliases=tuple(names[1:]))
+        if _model_sink is not None:
+            _model_sink(names[0], cls, tuple(names[1:]))
+        else:  # the model registry takes them when lmms_eval.models is imported
+            _pending_models.append((names[0], cls, tuple(names[1:])))
         for name in names:
             MODEL_REGISTRY[name] = cls
         return cls

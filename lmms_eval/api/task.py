@@ -191,7 +191,7 @@ class ConfigurableTask:
         """Load the dataset splits (idempotent)."""
         if self._dataset is not None:
             return
-        from lmms_eval.tasks._data import load_dataset_splits
+        from lmms_eval.data.load import load_dataset_splits
 
         if dataset_loader is not None:
             self._dataset = dataset_loader(
@@ -253,7 +253,7 @@ class ConfigurableTask:
         ``process_docs`` functions that take a ``load_config`` keyword get this method, to join in
         data kept in a second config (GQA keeps its images apart from its questions).
         """
-        from lmms_eval.tasks._data import load_dataset_splits
+        from lmms_eval.data.load import load_dataset_splits
 
         splits = load_dataset_splits(
             self.config.dataset_path,
@@ -281,7 +281,7 @@ class ConfigurableTask:
     def scoring_docs(self) -> Any:
         """The docs passed to ``process_results``: media columns removed unless the task asks for them."""
         if self._scoring_docs is None:
-            from lmms_eval.tasks._data import without_media
+            from lmms_eval.data.load import without_media
 
             docs = self.eval_docs
             self._scoring_docs = docs if self.config.process_results_use_image else without_media(docs)

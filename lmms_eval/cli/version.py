@@ -3,33 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import platform
-import subprocess
-from functools import lru_cache
 from importlib import metadata
 
-
-@lru_cache(maxsize=1)
-def git_info() -> dict[str, str | None]:
-    """Commit and branch of the source checkout, when lmms_eval runs from one."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if not os.path.exists(os.path.join(root, ".git")):
-        return {"commit": None, "branch": None}
-
-    def run(*args: str) -> str | None:
-        try:
-            out = subprocess.run(
-                ["git", *args], cwd=root, capture_output=True, text=True, timeout=2, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return out.stdout.strip() or None if out.returncode == 0 else None
-
-    return {
-        "commit": run("rev-parse", "--short=8", "HEAD"),
-        "branch": run("rev-parse", "--abbrev-ref", "HEAD"),
-    }
+from lmms_eval.utils import git_info
 
 
 def _version(package: str) -> str:

@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from lmms_eval.api import registry as api_registry
 from lmms_eval.models.registry_v2 import (
     ModelManifest,
     ModelRegistryV2,
@@ -201,6 +202,13 @@ def isolated_registry(reload_plugins: bool = True) -> Iterator[ModelRegistryV2]:
         _synced.clear()
         _synced.update(synced)
         _plugins_loaded = loaded
+
+
+def _take_decorated(name: str, cls: type[Any], aliases: tuple[str, ...]) -> None:
+    register_model_class(name, cls, aliases=aliases)
+
+
+api_registry.set_model_sink(_take_decorated)  # @register_model writes into MODEL_REGISTRY_V2
 
 
 __all__ = [

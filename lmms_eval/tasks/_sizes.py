@@ -112,7 +112,7 @@ def split_size(task: ConfigurableTask, via: str | None = None) -> SizeInfo:
         logger.info("task %s: size of split '%s' unknown: %s", task.task_name, split, reason)
         return SizeInfo(task.task_name, split, None, None, has_process_docs, via, reason)
     except (OSError, ValueError, KeyError, TypeError, csv.Error) as exc:  # unreadable or malformed files
-        from lmms_eval.tasks._data_files import short_error
+        from lmms_eval.data.files import short_error
 
         reason = f"could not read the data files ({short_error(exc)})"
         logger.info("task %s: %s", task.task_name, reason)
@@ -200,7 +200,7 @@ def _expand(files: Any) -> list[str]:
 
 
 def _count_json_file(path: str, field: str | None) -> int:
-    from lmms_eval.tasks._json_native import _NeedsDatasets, _parse_json_file
+    from lmms_eval.data.json_native import _NeedsDatasets, _parse_json_file
 
     if field is None and path.lower().endswith(_JSON_LINES_SUFFIXES):
         # JSON Lines: one record per non-blank line; only the first is parsed (a pretty-printed
@@ -301,8 +301,8 @@ def count_split(
 
     Raises ``_SizeUnknown`` (or a :class:`DatasetError` for missing files) when it cannot tell.
     """
-    from lmms_eval.tasks._data import LOCAL_BUILDERS, _is_saved_dataset, datasets_kwargs
-    from lmms_eval.tasks._data_files import local_path
+    from lmms_eval.data.files import local_path
+    from lmms_eval.data.load import LOCAL_BUILDERS, _is_saved_dataset, datasets_kwargs
 
     if not dataset_path:
         raise _SizeUnknown("the task has no dataset_path")
@@ -352,7 +352,7 @@ def _file_sizes(
 def _count_local_builder(
     builder: str, kwargs: Mapping[str, Any], base_dir: str, spec: str, task_name: str
 ) -> int:
-    from lmms_eval.tasks._data_files import resolve_data_files
+    from lmms_eval.data.files import resolve_data_files
 
     if "data_files" not in kwargs:
         raise _SizeUnknown(
@@ -409,7 +409,7 @@ def _local_folder_size(folder: str, name: str | None, kwargs: Mapping[str, Any],
     """A folder of data files: the split files ``datasets`` would find in it, counted."""
     import datasets
 
-    from lmms_eval.tasks._data_files import short_error
+    from lmms_eval.data.files import short_error
 
     try:
         builder = datasets.load_dataset_builder(folder, name, **_builder_kwargs(kwargs))
@@ -423,8 +423,8 @@ def _local_folder_size(folder: str, name: str | None, kwargs: Mapping[str, Any],
 
 def _hub_size(path: str, name: str | None, kwargs: Mapping[str, Any], spec: str) -> int:
     """Split sizes from the Hub dataset's metadata (or from the local cache when offline)."""
-    from lmms_eval.tasks._data_files import short_error
-    from lmms_eval.tasks._hub import _offline_reason
+    from lmms_eval.data.files import short_error
+    from lmms_eval.data.hub import _offline_reason
 
     offline = _offline_reason()  # switches to cache-only mode at once when the Hub is unreachable
     import datasets

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from lmms_eval.api.context import AggregationContext, bind_context, takes_context
+from lmms_eval.data.load import load_dataset_splits
 from lmms_eval.errors import DatasetError
-from lmms_eval.tasks._data import load_dataset_splits
 
 TASK_YAML = """
 task: hubbed

@@ -113,7 +113,7 @@ def test_images_are_joined_on_image_id(gqa_data: None, run_benchmark: Any) -> No
 def test_join_is_lazy_and_scoring_docs_carry_no_image(gqa_data: None, dataset_root: Any) -> None:
     import datasets
 
-    from lmms_eval.tasks._data import without_media
+    from lmms_eval.data.load import without_media
     from lmms_eval.tasks.gqa.utils import process_docs
 
     def read(config: str) -> Any:

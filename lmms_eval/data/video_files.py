@@ -14,12 +14,12 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lmms_eval.data.files import expand as _expand
+from lmms_eval.data.files import local_path as _local_path
+from lmms_eval.data.files import short_error as _short
+from lmms_eval.data.hub import _offline_reason
+from lmms_eval.data.load import LOCAL_BUILDERS
 from lmms_eval.errors import DatasetError
-from lmms_eval.tasks._data import LOCAL_BUILDERS
-from lmms_eval.tasks._data_files import expand as _expand
-from lmms_eval.tasks._data_files import local_path as _local_path
-from lmms_eval.tasks._data_files import short_error as _short
-from lmms_eval.tasks._hub import _offline_reason
 
 logger = logging.getLogger(__name__)
 

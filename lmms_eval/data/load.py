@@ -26,19 +26,19 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from lmms_eval.errors import DatasetError
-from lmms_eval.tasks._data_files import local_path as _local_path
-from lmms_eval.tasks._data_files import resolve_data_files
-from lmms_eval.tasks._data_files import short_error as _short
-from lmms_eval.tasks._dataset_root import (
+from lmms_eval.data.dataset_root import (
     config_folder,
     data_files_by_split,
     find_local_copy,
     resolve_root,
     searched,
 )
-from lmms_eval.tasks._hub import _offline_reason
-from lmms_eval.tasks._json_native import _load_json_natively, first_non_utf8
+from lmms_eval.data.files import local_path as _local_path
+from lmms_eval.data.files import resolve_data_files
+from lmms_eval.data.files import short_error as _short
+from lmms_eval.data.hub import _offline_reason
+from lmms_eval.data.json_native import _load_json_natively, first_non_utf8
+from lmms_eval.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def load_dataset_splits(
     """Load every split of a task's dataset as ``{split: rows}`` (``datasets`` objects or ListDataset).
 
     With ``dataset_root`` (or ``$LMMS_EVAL_DATASET_ROOT``) a Hub id is first looked up there as a
-    local copy (see :mod:`lmms_eval.tasks._dataset_root`).
+    local copy (see :mod:`lmms_eval.data.dataset_root`).
     """
     if not dataset_path:
         raise DatasetError(f"task '{task_name}' has no dataset_path; set it in the task YAML")
@@ -145,7 +145,7 @@ def load_dataset_splits(
             task_name,
         )
     if dataset_kwargs.get("video"):
-        from lmms_eval.tasks._video_files import prepare_video_files
+        from lmms_eval.data.video_files import prepare_video_files
 
         prepare_video_files(dataset_path, dataset_kwargs, base_dir, task_name)
 

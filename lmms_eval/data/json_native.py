@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from lmms_eval.data.files import GLOB_CHARS as _GLOB_CHARS
 from lmms_eval.errors import DatasetError
-from lmms_eval.tasks._data_files import GLOB_CHARS as _GLOB_CHARS
 
 logger = logging.getLogger(__name__)
 
