@@ -437,3 +437,19 @@ def test_type_errors_inside_the_constructor_are_not_hidden() -> None:
 
     with pytest.raises(TypeError, match="unsupported operand"):
         Buggy.create_from_arg_string("n=2")
+
+
+def test_one_batch_size_parser_and_stop_strings_for_every_backend() -> None:
+    from lmms_eval.errors import ModelArgsError
+    from lmms_eval.models._common import apply_stop_strings, parse_batch_size
+
+    assert parse_batch_size(None, "m") == 1 and parse_batch_size("auto:8", "m", auto=16) == 16
+    assert parse_batch_size(4, "m") == 4 and parse_batch_size(" 3 ", "m") == 3
+    for bad in ("0", "-2", "many", "1.5"):
+        with pytest.raises(
+            ModelArgsError,
+            match=rf"model 'm': batch_size must be a positive integer or 'auto', got '{re.escape(bad)}'",
+        ):
+            parse_batch_size(bad, "m")
+    assert apply_stop_strings("yes\n\nbecause", ["\n\n", "be"]) == "yes"
+    assert apply_stop_strings("no stop here", None) == "no stop here"

@@ -52,9 +52,9 @@ from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
+from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.api.concurrency import AdaptiveConcurrency, run_in_threads
 from lmms_eval.models.api.http import ChatCompletion, ChatCompletionClient, RequestFailedError
-from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
 
 logger = logging.getLogger(__name__)
@@ -125,13 +125,6 @@ def _natural_key(name: str) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
-def _parse_batch_size(batch_size: int | str | None) -> int:
-    if isinstance(batch_size, int):
-        return max(1, batch_size)
-    text = str(batch_size or "1").split(":")[0].strip()
-    return max(1, int(text)) if text.isdigit() else 1
-
-
 class OpenAICompatible(lmms):
     """OpenAI-compatible chat backend (thread pool); see the module docstring for its arguments."""
 
@@ -176,7 +169,7 @@ class OpenAICompatible(lmms):
         self.max_new_tokens = int(max_new_tokens)
         self.reasoning = is_reasoning_model(self.model_version) if reasoning is None else bool(reasoning)
         # the evaluator sends requests in chunks of 32 x batch_size: keep every slot busy
-        self.batch_size_per_gpu = max(_parse_batch_size(batch_size), self.num_concurrent)
+        self.batch_size_per_gpu = max(parse_batch_size(batch_size, type(self).__name__), self.num_concurrent)
         del device  # accepted for command-line compatibility; the model runs behind the API
         self.concurrency = AdaptiveConcurrency(self.num_concurrent, adaptive=bool(adaptive_concurrency))
         try:

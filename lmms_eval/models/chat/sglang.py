@@ -34,6 +34,7 @@ from typing import Any
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
+from lmms_eval.models._common import apply_stop_strings
 from lmms_eval.models.chat.vllm import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MAX_FRAMES_NUM,
@@ -45,7 +46,6 @@ from lmms_eval.models.chat.vllm import (
     pick,
     request_chat_messages,
 )
-from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import (
     ChatAudioContent,
     ChatImageContent,

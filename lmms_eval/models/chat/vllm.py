@@ -42,8 +42,8 @@ from typing import Any
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
+from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.hf.runtime import DependencyImportError, import_dependency
-from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import ChatImageContent, ChatMessage, ChatMessages, ChatVideoContent
 
 logger = logging.getLogger(__name__)
@@ -107,13 +107,6 @@ def positive_int(model: str, name: str, value: Any) -> int:
     if number < 1:
         raise ModelArgsError(f"model '{model}': {name} must be a positive integer, got {value!r}")
     return number
-
-
-def parse_batch_size(model: str, value: Any) -> int:
-    """``batch_size``: a positive integer; ``auto`` (or ``auto:N``) means :data:`DEFAULT_BATCH_SIZE`."""
-    if value is None or str(value).strip().lower().startswith("auto"):
-        return DEFAULT_BATCH_SIZE
-    return positive_int(model, "batch_size", value)
 
 
 def parse_engine_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -374,7 +367,7 @@ class EngineChatModel(lmms):
             None if max_frames_num is None else positive_int(name, "max_frames_num", max_frames_num)
         )
         self.trust_remote_code = bool(trust_remote_code)
-        self.batch_size_per_gpu = parse_batch_size(name, batch_size)
+        self.batch_size_per_gpu = parse_batch_size(batch_size, name, auto=DEFAULT_BATCH_SIZE)
         self.seed = None if seed is None else int(seed)
         self.system_prompt = self._resolve_system_prompt(system_prompt)
         self.engine_kwargs = parse_engine_kwargs(engine_kwargs)

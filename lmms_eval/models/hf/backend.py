@@ -72,9 +72,9 @@ from typing import Any, ClassVar, TypeVar
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
+from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.hf.hub import loading_errors, resolve_checkpoint
 from lmms_eval.models.hf.runtime import fit_threads_to_model, import_torch, import_transformers
-from lmms_eval.models.simple.dummy import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
 
 logger = logging.getLogger(__name__)
@@ -131,23 +131,6 @@ def resolve_dtype(torch_dtype: str | None) -> Any:
     import torch
 
     return getattr(torch, name)
-
-
-def parse_batch_size(batch_size: int | str | None) -> int:
-    """A positive batch size; ``auto`` (no automatic search here) means 1."""
-    if batch_size is None:
-        return 1
-    text = str(batch_size).strip().lower()
-    if text.startswith("auto"):
-        logger.info("batch_size=%s: automatic batch size search is not supported; using 1", batch_size)
-        return 1
-    try:
-        value = int(text)
-    except ValueError:
-        raise ModelArgsError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}") from None
-    if value < 1:
-        raise ModelArgsError(f"batch_size must be a positive integer, got {batch_size!r}")
-    return value
 
 
 def read_text_or_file(value: str | None) -> str | None:
@@ -332,7 +315,7 @@ class HFVisionLanguageModel(lmms):
         name = type(self).__name__
         label = self.model_id or name
         self.pretrained = resolve_pretrained(pretrained, self.default_pretrained, name)
-        self.batch_size_per_gpu = parse_batch_size(batch_size)
+        self.batch_size_per_gpu = parse_batch_size(batch_size, label)
         self.max_num_frames = int(max_num_frames)
         self.system_prompt = self._resolve_system_prompt(system_prompt)
         import_torch(label)  # a one-line error without the hf extra; sets torch's thread count

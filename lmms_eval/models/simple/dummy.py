@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
 from lmms_eval.errors import ModelArgsError
+from lmms_eval.models._common import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
 
 T = TypeVar("T")
@@ -62,18 +63,6 @@ def answer_one_by_one(
 def _unit_hash(*parts: Any) -> float:
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
-
-
-def apply_stop_strings(text: str, until: Any) -> str:
-    """Cut ``text`` at the first occurrence of any stop string."""
-    stops = [until] if isinstance(until, str) else list(until or [])
-    cut = len(text)
-    for stop in stops:
-        if stop:
-            pos = text.find(stop)
-            if pos != -1:
-                cut = min(cut, pos)
-    return text[:cut]
 
 
 class DummySimple(lmms):
