@@ -71,3 +71,12 @@ def test_readme_quickstart_is_two_lines_that_install_cpu_torch_first() -> None:
     assert lines[1].rstrip().endswith("pytest")
     for line in lines:
         assert line.index("pip install torch==2.13.0") < line.index("pip install -e")
+
+
+def test_readme_usage_example_prints_what_the_readme_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    usage = README.split("## Usage", 1)[1]
+    command = usage.split("```bash", 1)[1].split("```", 1)[0].strip()
+    shown = usage.split("```bash", 1)[1].split("```", 2)[2].split("```", 1)[0].strip("\n")
+    assert command.startswith("lmms-eval ")
+    assert main([*command.split()[1:], "--verbosity", "ERROR"]) == 0
+    assert capsys.readouterr().out.strip("\n") == shown

@@ -6,7 +6,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from lmms_eval.errors import LmmsEvalError
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from lmms_eval.secrets import redact_text, register_environment_secrets
+    from lmms_eval.secrets import register_environment_secrets
 
     register_environment_secrets()
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -105,8 +105,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    return run_handler(args.handler, args)
+
+
+def run_handler(handler: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
+    """Run a subcommand: user errors as one redacted line (exit 1), Ctrl-C as exit 130, crashes as a
+    redacted traceback (exit 1)."""
+    from lmms_eval.secrets import redact_text
+
     try:
-        return int(args.handler(args) or 0)
+        return int(handler(args) or 0)
     except LmmsEvalError as exc:
         print(f"lmms-eval: error: {redact_text(str(exc))}", file=sys.stderr)
         return 1
