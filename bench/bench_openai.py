@@ -85,8 +85,17 @@ def build_requests(n: int) -> tuple[list[Any], dict[str, Any]]:
     return requests, {"bench": {"test": docs}}
 
 
-def run_backend(backend: str, port: int, args: argparse.Namespace) -> tuple[list[float], int]:
+def check_answers(backend: str, answers: list[Any], expected: list[str]) -> None:
+    """Every answer is the server's answer to its own request, in request order."""
     from lmms_eval.api.instance import GenerationResult
+
+    texts = [a.text if isinstance(a, GenerationResult) else repr(a) for a in answers]
+    if texts != expected:
+        wrong = next(i for i, (a, b) in enumerate(zip(texts, expected)) if a != b)
+        raise RuntimeError(f"{backend}: answer {wrong} is {texts[wrong]!r}, expected {expected[wrong]!r}")
+
+
+def run_backend(backend: str, port: int, args: argparse.Namespace) -> tuple[list[float], int]:
     from lmms_eval.models import get_model
 
     requests, task_dict = build_requests(args.requests)
@@ -107,10 +116,7 @@ def run_backend(backend: str, port: int, args: argparse.Namespace) -> tuple[list
         answers = model.generate_until(requests)
         times.append(time.perf_counter() - started)
         model.clean()
-        texts = [a.text if isinstance(a, GenerationResult) else repr(a) for a in answers]
-        if texts != expected:
-            wrong = next(i for i, (a, b) in enumerate(zip(texts, expected)) if a != b)
-            raise RuntimeError(f"{backend}: answer {wrong} is {texts[wrong]!r}, expected {expected[wrong]!r}")
+        check_answers(backend, answers, expected)
         stats = server_stats(port)
         if stats["requests"] != args.requests:
             raise RuntimeError(f"{backend}: the server saw {stats['requests']} requests, not {args.requests}")

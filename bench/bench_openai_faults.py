@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from _common import machine_line, print_table, verdict  # bench/ is sys.path[0] when run as a script
-from bench_openai import build_requests, server_stats, start_server, stop_server
+from bench_openai import build_requests, check_answers, server_stats, start_server, stop_server
 
 FAULT_EVERY = 7
 FAULT_STEPS = "429:0.2,500"
@@ -43,7 +43,6 @@ class Run:
 
 
 def run_once(backend: str, port: int, args: argparse.Namespace) -> Run:
-    from lmms_eval.api.instance import GenerationResult
     from lmms_eval.models import get_model
 
     requests, task_dict = build_requests(args.requests)
@@ -63,10 +62,7 @@ def run_once(backend: str, port: int, args: argparse.Namespace) -> Run:
     seconds = time.perf_counter() - started
     lowest_rate = model.concurrency.stats().min_rate
     model.clean()
-    texts = [a.text if isinstance(a, GenerationResult) else repr(a) for a in answers]
-    if texts != expected:
-        wrong = next(i for i, (a, b) in enumerate(zip(texts, expected)) if a != b)
-        raise RuntimeError(f"{backend}: answer {wrong} is {texts[wrong]!r}, expected {expected[wrong]!r}")
+    check_answers(backend, answers, expected)
     stats = server_stats(port)
     statuses: dict[str, int] = stats["statuses"]
     if statuses.get("200") != args.requests:
