@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from files import write_tree
 
 
 @pytest.fixture(autouse=True)
@@ -41,11 +42,6 @@ def write_files(tmp_path: Path):
     """Write ``{relative path: text}`` under tmp_path and return the root."""
 
     def write(files: dict[str, str], root: Path | None = None) -> Path:
-        base = root or tmp_path
-        for rel, text in files.items():
-            path = base / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        return base
+        return write_tree(root or tmp_path, files)
 
     return write

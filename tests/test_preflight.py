@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from files import write_tree as _write
 
 from lmms_eval.api.task import ConfigurableTask
 from lmms_eval.cli import main
@@ -34,14 +35,6 @@ def score(doc, results):
 def text(doc):
     return doc["prompt"]
 """
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, body in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body, encoding="utf-8")
-    return root
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from files import write_tree as _write
 
 import lmms_eval
 from lmms_eval.api.instance import Instance
@@ -58,14 +59,6 @@ def score_as_text(doc, results):
 
 ANSWER_COUNT = 3
 """
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 @pytest.fixture
