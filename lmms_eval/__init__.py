@@ -11,6 +11,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+# The package root wires the built-in components of the upper layers into the registries of api/
+# (which never imports them): lazy "module:Class" paths, no filter module is imported here.
+from lmms_eval import filters as _filters  # noqa: F401
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:

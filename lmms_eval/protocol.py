@@ -8,23 +8,18 @@ A task's ``doc_to_messages`` returns a list of ``{"role", "content": [parts]}`` 
 ``to_hf_messages`` gives the form HF processors' ``apply_chat_template`` and qwen-vl-utils expect;
 ``to_openai_messages`` gives OpenAI chat-completions messages with images as base64 ``data:`` URIs
 (format from ``LMMS_IMAGE_ENCODE_FORMAT``: PNG by default, JPEG or WEBP with quality
-``LMMS_IMAGE_JPEG_QUALITY``, default 85).
+``LMMS_IMAGE_JPEG_QUALITY``, default 85). The media themselves are read and encoded by
+:mod:`lmms_eval.media`.
 """
 
 from __future__ import annotations
 
-import base64
-import io
-import mimetypes
-import os
-import wave
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-IMAGE_ENCODE_FORMATS = ("PNG", "JPEG", "WEBP")
-_PASS_THROUGH_IMAGE_MIMES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+from lmms_eval.media import audio_url, encode_image_data_uri, image_encode_format, media_url
 
 
 class ChatTextContent(BaseModel):
@@ -153,7 +148,7 @@ class ChatMessages(BaseModel):
         A system message with only text parts is flattened into one string. An image that
         appears more than once is encoded once.
         """
-        fmt = normalise_image_format(image_format or os.environ.get("LMMS_IMAGE_ENCODE_FORMAT") or "PNG")
+        fmt = image_encode_format(image_format)
         frame_reader: Callable[[Any], Iterable[Any]] | None = (video_kwargs or {}).get("frames")
         cache: dict[int, tuple[Any, str]] = {}
 
@@ -174,11 +169,11 @@ class ChatMessages(BaseModel):
                     parts.append(image_url(part.url))
                 elif isinstance(part, ChatVideoContent):
                     if pass_video_url or frame_reader is None:
-                        parts.append({"type": "video_url", "video_url": {"url": _media_url(part.url)}})
+                        parts.append({"type": "video_url", "video_url": {"url": media_url(part.url)}})
                     else:
                         parts.extend(image_url(frame) for frame in frame_reader(part.url))
                 else:
-                    parts.append({"type": "audio_url", "audio_url": {"url": _audio_url(part.url)}})
+                    parts.append({"type": "audio_url", "audio_url": {"url": audio_url(part.url)}})
             if message.role == "system" and all(p["type"] == "text" for p in parts):
                 out.append({"role": "system", "content": "\n".join(p["text"] for p in parts)})
             else:
@@ -191,127 +186,13 @@ def _with_kwargs(part: dict[str, Any], kwargs: dict[str, Any] | None) -> dict[st
     return {**part, **{k: v for k, v in (kwargs or {}).items() if k not in part}}
 
 
-def normalise_image_format(fmt: str) -> str:
-    """``"png"`` -> ``"PNG"``, ``"jpg"`` -> ``"JPEG"``; anything but PNG, JPEG, WEBP is a ValueError."""
-    upper = fmt.strip().upper()
-    if upper == "JPG":
-        upper = "JPEG"
-    if upper not in IMAGE_ENCODE_FORMATS:
-        raise ValueError(
-            f"unsupported image encode format {fmt!r} (LMMS_IMAGE_ENCODE_FORMAT); "
-            f"use one of {', '.join(IMAGE_ENCODE_FORMATS)}"
-        )
-    return upper
-
-
-def _media_url(url: Any) -> str:
-    if isinstance(url, os.PathLike):
-        url = os.fspath(url)
-    if isinstance(url, str):
-        if "://" in url or url.startswith("data:"):
-            return url
-        return "file://" + os.path.abspath(url)
-    if isinstance(url, bytes):
-        return "data:application/octet-stream;base64," + base64.b64encode(url).decode("ascii")
-    raise TypeError(f"cannot turn a {type(url).__name__} into a URL")
-
-
-def _audio_url(url: Any) -> str:
-    if isinstance(url, dict) and "array" in url and "sampling_rate" in url:
-        return "data:audio/wav;base64," + base64.b64encode(
-            encode_wav(url["array"], int(url["sampling_rate"]))
-        ).decode("ascii")
-    return _media_url(url)
-
-
-def encode_wav(samples: Any, sampling_rate: int) -> bytes:
-    """Mono or ``(frames, channels)`` samples (floats in [-1, 1] or int16) as 16-bit PCM WAV bytes."""
-    import numpy as np
-
-    data = np.asarray(samples)
-    if data.dtype.kind == "f":
-        data = (np.clip(data, -1.0, 1.0) * 32767.0).round()
-    data = data.astype("<i2")
-    channels = 1 if data.ndim == 1 else int(data.shape[1])
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as writer:
-        writer.setnchannels(channels)
-        writer.setsampwidth(2)
-        writer.setframerate(sampling_rate)
-        writer.writeframes(data.tobytes())
-    return buffer.getvalue()
-
-
-def _sniff_image_mime(data: bytes) -> str | None:
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
-def _data_uri(mime: str, data: bytes) -> str:
-    return f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
-
-
-def encode_image_data_uri(image: Any, fmt: str = "PNG", quality: int | None = None) -> str:
-    """A PIL image, array, path, URL or bytes as a ``data:image/...;base64,`` URI (URLs pass through).
-
-    PNG, JPEG, WEBP and GIF files and bytes are sent as they are; other encoded images and
-    in-memory images are encoded in ``fmt``.
-    """
-    if isinstance(image, os.PathLike):
-        image = os.fspath(image)
-    if isinstance(image, str):
-        if image.startswith(("data:", "http://", "https://")):
-            return image
-        with open(image, "rb") as handle:
-            data = handle.read()
-        mime = _sniff_image_mime(data) or mimetypes.guess_type(image)[0]
-        if mime in _PASS_THROUGH_IMAGE_MIMES:
-            return _data_uri(mime, data)
-        image = data
-    if isinstance(image, (bytes, bytearray)):
-        mime = _sniff_image_mime(bytes(image))
-        if mime is not None:
-            return _data_uri(mime, bytes(image))
-        from PIL import Image
-
-        image = Image.open(io.BytesIO(bytes(image)))
-    return _data_uri(f"image/{normalise_image_format(fmt).lower()}", _encode_pil(image, fmt, quality))
-
-
-def _encode_pil(image: Any, fmt: str, quality: int | None) -> bytes:
-    from PIL import Image
-
-    img = image if isinstance(image, Image.Image) else Image.fromarray(_as_array(image))
-    fmt = normalise_image_format(fmt)
-    buffer = io.BytesIO()
-    if fmt == "JPEG":
-        if img.mode not in ("RGB", "L"):
-            img = img.convert("RGB")
-        q = quality or int(os.environ.get("LMMS_IMAGE_JPEG_QUALITY", "85"))
-        img.save(buffer, format=fmt, quality=q)
-    elif fmt == "WEBP":
-        q = quality or int(os.environ.get("LMMS_IMAGE_JPEG_QUALITY", "85"))
-        img.save(buffer, format=fmt, quality=q)
-    else:
-        if img.mode in ("CMYK", "YCbCr", "LAB", "HSV", "F"):
-            img = img.convert("RGB")
-        img.save(buffer, format=fmt)
-    return buffer.getvalue()
-
-
-def _as_array(image: Any) -> Any:
-    if not hasattr(image, "__array__"):
-        raise TypeError(
-            f"cannot encode a {type(image).__name__} as an image; use a PIL image, an array, a path, "
-            "a URL or bytes"
-        )
-    import numpy as np
-
-    return np.asarray(image)
+__all__ = [
+    "ChatAudioContent",
+    "ChatContent",
+    "ChatImageContent",
+    "ChatMessage",
+    "ChatMessages",
+    "ChatTextContent",
+    "ChatVideoContent",
+    "encode_image_data_uri",  # defined in lmms_eval.media; kept here for existing callers
+]

@@ -25,9 +25,10 @@ import lmms_eval  # noqa: E402
 from lmms_eval.api.instance import GenerationResult, Instance  # noqa: E402
 from lmms_eval.cli import main  # noqa: E402
 from lmms_eval.errors import LmmsEvalError, ModelArgsError  # noqa: E402
+from lmms_eval.media import load_video_frames, sample_frame_indices  # noqa: E402
 from lmms_eval.models import get_model, resolve_model  # noqa: E402
 from lmms_eval.models.hf import backend  # noqa: E402
-from lmms_eval.models.hf.backend import HFVisionLanguageModel, sample_frame_indices  # noqa: E402
+from lmms_eval.models.hf.backend import HFVisionLanguageModel  # noqa: E402
 from lmms_eval.models.hf.tiny import FAMILIES, build_tiny_vlm  # noqa: E402
 from lmms_eval.tasks import TaskManager  # noqa: E402
 
@@ -492,7 +493,7 @@ def test_video_frames_are_sampled_and_given_as_images(load: Callable[..., Any], 
     assert outputs[0].text == outputs[1].text == outputs[2].text
     assert outputs[0].token_counts == outputs[1].token_counts == outputs[2].token_counts
     with pytest.raises(LmmsEvalError, match="frames"):
-        backend.load_video_frames(str(tmp_path / "clip.mp4"), 4)
+        load_video_frames(str(tmp_path / "clip.mp4"), 4)
 
 
 def test_model_arguments(tiny_models: dict[str, str], images: list[str], tmp_path: Path) -> None:

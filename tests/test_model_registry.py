@@ -1,4 +1,4 @@
-"""ModelManifest, ModelRegistryV2 and the ``lmms_eval.models`` tables."""
+"""ModelManifest, ModelRegistryV2, the built-in models and the read-only ``lmms_eval.models`` views."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import lmms_eval.models as models
+from lmms_eval.api.registry import ReadOnlyViewError
 from lmms_eval.errors import LmmsEvalError, ModelNotFoundError
 from lmms_eval.models import (
     AVAILABLE_CHAT_TEMPLATE_MODELS,
@@ -25,6 +26,9 @@ from lmms_eval.models import (
 )
 from lmms_eval.models.chat.dummy import DummyChat
 from lmms_eval.models.registry_v2 import (
+    INSTALL_API,
+    INSTALL_HF,
+    INSTALL_VLLM,
     ModelClassError,
     ModelManifest,
     ModelRegistrationError,
@@ -189,9 +193,9 @@ def test_conflicting_alias_raises_unless_overwrite() -> None:
 def test_alias_and_model_id_collisions() -> None:
     registry = ModelRegistryV2()
     registry.register_manifest(ModelManifest("a", chat_class_path="pkg.a.A", aliases=("old_a",)))
-    with pytest.raises(ModelRegistrationError, match="alias 'a' of model 'b' is already a model id"):
+    with pytest.raises(ModelRegistrationError, match="alias 'a' of model 'b' is already a registered model"):
         registry.register_manifest(ModelManifest("b", chat_class_path="pkg.b.B", aliases=("a",)))
-    with pytest.raises(ModelRegistrationError, match="model id 'old_a' is already an alias of model 'a'"):
+    with pytest.raises(ModelRegistrationError, match="model 'old_a' is already an alias of model 'a'"):
         registry.register_manifest(ModelManifest("old_a", chat_class_path="pkg.o.O"))
     registry.register_manifest(ModelManifest("old_a", chat_class_path="pkg.o.O"), overwrite=True)
     assert registry.resolve("old_a").class_path == "pkg.o.O"
@@ -301,31 +305,123 @@ def test_every_builtin_entry_resolves_to_an_importable_class(global_registry: No
             assert cls.is_simple is force_simple, model_id
 
 
-def test_table_entries_added_at_run_time_are_picked_up(global_registry: None, model_package: str) -> None:
+def test_builtin_tables_are_views_of_the_registry(global_registry: None) -> None:
+    assert AVAILABLE_SIMPLE_MODELS["dummy"] == "DummySimple"
+    assert AVAILABLE_CHAT_TEMPLATE_MODELS["dummy"] == "DummyChat"
+    assert "from_log" in AVAILABLE_SIMPLE_MODELS and "from_log" not in AVAILABLE_CHAT_TEMPLATE_MODELS
+    assert MODEL_ALIASES["dummy"] == ("dummy_video_reader", "mock")
+    assert "idefics3" not in MODEL_ALIASES  # ids without aliases are left out
+    for model_id in BUILTIN_MODELS_IDS:
+        assert model_id in AVAILABLE_SIMPLE_MODELS or model_id in AVAILABLE_CHAT_TEMPLATE_MODELS
+
+
+BUILTIN_MODELS_IDS = [m.model_id for m in models.BUILTIN_MODELS]
+
+
+@pytest.mark.parametrize("view", [AVAILABLE_SIMPLE_MODELS, AVAILABLE_CHAT_TEMPLATE_MODELS, MODEL_ALIASES])
+def test_writing_to_a_view_says_how_to_register(view: object) -> None:
+    writes = [
+        lambda v: v.__setitem__("late_model", "Late"),
+        lambda v: v.__delitem__("dummy"),
+        lambda v: v.update({"late_model": "Late"}),
+        lambda v: v.pop("dummy"),
+        lambda v: v.clear(),
+        lambda v: v.setdefault("late_model", "Late"),
+    ]
+    for write in writes:
+        with pytest.raises(ReadOnlyViewError) as info:
+            write(view)
+        message = str(info.value)
+        assert "read-only" in message and "register_model" in message and "register_manifest" in message
+        assert "\n" not in message
+        assert isinstance(info.value, TypeError)
+    assert "dummy" in view  # type: ignore[operator]
+
+
+def test_registrations_show_in_the_views(global_registry: None, model_package: str) -> None:
     assert "late_model" not in models.ensure_registry()
-    AVAILABLE_SIMPLE_MODELS["late_model"] = f"{model_package}.impl.SimpleOne"
-    AVAILABLE_CHAT_TEMPLATE_MODELS["late_model"] = f"{model_package}.impl:ChatOne"
-    MODEL_ALIASES["late_model"] = ("late",)
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest(
+            "late_model",
+            simple_class_path=f"{model_package}.impl.SimpleOne",
+            chat_class_path=f"{model_package}.impl:ChatOne",
+            aliases=("late",),
+        )
+    )
+    assert AVAILABLE_SIMPLE_MODELS["late_model"] == f"{model_package}.impl.SimpleOne"
+    assert AVAILABLE_CHAT_TEMPLATE_MODELS["late_model"] == f"{model_package}.impl:ChatOne"
+    assert MODEL_ALIASES["late_model"] == ("late",)
     assert get_model("late").__name__ == "ChatOne"
     assert get_model("late_model", force_simple=True).__name__ == "SimpleOne"
-    MODEL_ALIASES["dummy"] = (*MODEL_ALIASES["dummy"], "dummy_later_alias")
+    MODEL_REGISTRY_V2.register_alias("dummy_later_alias", "dummy")
+    assert MODEL_ALIASES["dummy"] == ("dummy_video_reader", "mock", "dummy_later_alias")
     assert get_model("dummy_later_alias") is DummyChat
 
 
-def test_isolated_registry_restores_everything(model_package: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_builtin_id_is_not_taken_silently(global_registry: None, model_package: str) -> None:
+    with pytest.raises(ModelRegistrationError, match="model 'dummy' already has chat class") as info:
+        MODEL_REGISTRY_V2.register_manifest(
+            ModelManifest("dummy", chat_class_path=f"{model_package}.impl:ChatOne")
+        )
+    assert "lmms_eval.models.chat.dummy.DummyChat" in str(info.value)
+    assert f"{model_package}.impl:ChatOne" in str(info.value)
+    with pytest.raises(ModelRegistrationError, match="alias 'mock' of model 'mine' already points"):
+        MODEL_REGISTRY_V2.register_manifest(
+            ModelManifest("mine", chat_class_path=f"{model_package}.impl:ChatOne", aliases=("mock",))
+        )
+    assert get_model("dummy") is DummyChat and get_model("mock") is DummyChat
+
+
+def test_install_hints_are_part_of_the_manifests(global_registry: None, model_package: str) -> None:
+    hints = {m.model_id: m.install_hint for m in MODEL_REGISTRY_V2.manifests()}
+    assert hints["huggingface"] == INSTALL_HF == "pip install 'lmms_eval[hf]'"
+    assert hints["openai"] == hints["async_openai"] == INSTALL_API == "pip install 'lmms_eval[api]'"
+    assert hints["vllm"] == INSTALL_VLLM == "pip install vllm"
+    assert hints["dummy"] is None
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest(
+            "needs_extra", chat_class_path=f"{model_package}.needs_dep.Model", install_hint=INSTALL_HF
+        )
+    )
+    with pytest.raises(ModelClassError) as info:
+        get_model("needs_extra")
+    assert "lmms_eval_test_missing_dependency" in str(info.value)
+    assert str(info.value).endswith("Install what it needs with: pip install 'lmms_eval[hf]'")
+
+
+def test_class_objects_collide_unless_overwrite(global_registry: None) -> None:
+    from lmms_eval.models.registry_v2 import register_model_class
+
+    class First(DummyChat):
+        pass
+
+    class Second(DummyChat):
+        pass
+
+    register_model_class("objects", First)
+    register_model_class("objects", First)  # the same class again is no collision
+    with pytest.raises(ModelRegistrationError, match=r"already has chat class .*First.*got .*Second"):
+        register_model_class("objects", Second)
+    assert get_model("objects") is First
+    register_model_class("objects", Second, overwrite=True)
+    assert get_model("objects") is Second
+
+
+def test_isolated_registry_restores_everything(model_package: str) -> None:
     before_names = models.ensure_registry().list_model_names()
-    before_tables = (dict(AVAILABLE_SIMPLE_MODELS), dict(MODEL_ALIASES))
-    monkeypatch.setattr(models, "_plugins_loaded", "sentinel")
+    before_views = (dict(AVAILABLE_SIMPLE_MODELS), dict(MODEL_ALIASES))
+    assert MODEL_REGISTRY_V2.loaded
     with isolated_registry() as registry:
         assert registry is MODEL_REGISTRY_V2
-        assert models._plugins_loaded is False  # plugins load again inside
-        AVAILABLE_SIMPLE_MODELS["temp_model"] = f"{model_package}.impl.SimpleOne"
-        MODEL_ALIASES["temp_model"] = ("tmp",)
+        assert not registry.loaded  # plugins load again inside
+        registry.register_manifest(
+            ModelManifest("temp_model", simple_class_path=f"{model_package}.impl.SimpleOne", aliases=("tmp",))
+        )
         assert get_model("tmp").__name__ == "SimpleOne"
-        assert models._plugins_loaded is True
-    assert models._plugins_loaded == "sentinel"
+        assert registry.loaded
+    assert MODEL_REGISTRY_V2.loaded
     assert models.ensure_registry().list_model_names() == before_names
-    assert (dict(AVAILABLE_SIMPLE_MODELS), dict(MODEL_ALIASES)) == before_tables
+    assert (dict(AVAILABLE_SIMPLE_MODELS), dict(MODEL_ALIASES)) == before_views
     with pytest.raises(ModelNotFoundError):
         get_model("tmp")
 

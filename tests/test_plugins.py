@@ -10,6 +10,7 @@ import importlib
 import json
 import logging
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ import lmms_eval.models as models
 from lmms_eval.api import registry as api_registry
 from lmms_eval.api.instance import GenerationResult, Instance
 from lmms_eval.api.model import lmms
-from lmms_eval.api.registry import register_model
+from lmms_eval.api.registry import RegistrationError, register_model
 from lmms_eval.cli import main
 from lmms_eval.errors import ModelNotFoundError
 from lmms_eval.models import get_model, isolated_registry
@@ -134,7 +135,7 @@ def test_entry_point_plugin_models_resolve(myplugin: Path) -> None:
     assert f"{cls.__module__}.{cls.__name__}" == "myplugin.models.MyModel"
     assert get_model("my_model_alias") is cls
     assert get_model("my_model", force_simple=True).__name__ == "MySimple"
-    assert models._plugins_loaded is True
+    assert models.MODEL_REGISTRY_V2.loaded
     assert get_model("dummy") is DummyChat  # built-ins are still there
 
 
@@ -306,6 +307,55 @@ def test_register_model_rejects_non_models(plugin_env: None) -> None:
         register_model()
     with pytest.raises(ModelNotFoundError):
         get_model("not_a_model")
+
+
+def test_register_model_collisions_are_errors_unless_overwrite(plugin_env: None) -> None:
+    with pytest.raises(RegistrationError) as info:
+
+        @register_model("dummy")
+        class NotTheDummy(DummyChat):
+            pass
+
+    message = str(info.value)
+    assert "model 'dummy' already has chat class 'lmms_eval.models.chat.dummy.DummyChat'" in message
+    assert "NotTheDummy" in message and "overwrite=True" in message
+    assert get_model("dummy") is DummyChat
+
+    @register_model("dummy", overwrite=True)
+    class Replacement(DummyChat):
+        pass
+
+    assert get_model("dummy") is Replacement
+    assert get_model("dummy", force_simple=True) is DummySimple  # the other kind stays
+
+    @register_model("decorated_twice")
+    class Twice(DummyChat):
+        pass
+
+    register_model("decorated_twice")(Twice)  # the same class again (a module imported twice) is fine
+    with pytest.raises(
+        RegistrationError, match="alias 'mock' of model 'other' already points to model 'dummy'"
+    ):
+        register_model("other", "mock")(Twice)
+
+
+def test_classes_decorated_before_the_model_registry_exists_are_handed_over() -> None:
+    # a class decorated while lmms_eval.models is not imported yet waits in api.registry
+    code = (
+        "import sys\n"
+        "from lmms_eval.api.model import lmms\n"
+        "from lmms_eval.api.registry import MODEL_REGISTRY, register_model\n"
+        "@register_model('early_model', 'early')\n"
+        "class Early(lmms):\n"
+        "    is_simple = False\n"
+        "assert 'lmms_eval.models' not in sys.modules\n"
+        "assert MODEL_REGISTRY['early'] is Early\n"
+        "from lmms_eval.models import get_model, MODEL_ALIASES\n"
+        "assert get_model('early') is Early and MODEL_ALIASES['early_model'] == ('early',)\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.stdout.strip() == "ok", proc.stderr
 
 
 def test_decorated_models_are_forgotten_after_the_isolated_block() -> None:

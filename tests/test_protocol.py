@@ -21,7 +21,6 @@ from lmms_eval.protocol import (
     ChatMessages,
     ChatTextContent,
     ChatVideoContent,
-    encode_image_data_uri,
 )
 
 
@@ -238,15 +237,6 @@ def test_openai_jpeg_format_from_environment(monkeypatch: pytest.MonkeyPatch) ->
     assert diff.max() <= 3  # lossy, but a flat colour survives almost exactly
 
 
-def test_openai_jpeg_quality_setting_changes_the_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
-    image = gradient((64, 64))
-    monkeypatch.setenv("LMMS_IMAGE_JPEG_QUALITY", "10")
-    low = decode_data_uri(encode_image_data_uri(image, "JPEG"))[1]
-    monkeypatch.setenv("LMMS_IMAGE_JPEG_QUALITY", "95")
-    high = decode_data_uri(encode_image_data_uri(image, "jpg"))[1]
-    assert len(low) < len(high)
-
-
 def test_explicit_image_format_wins_over_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LMMS_IMAGE_ENCODE_FORMAT", "JPEG")
     messages = ChatMessages(messages=[{"role": "user", "content": [{"type": "image", "url": gradient()}]}])
@@ -367,36 +357,3 @@ def test_an_image_used_twice_is_encoded_once(monkeypatch: pytest.MonkeyPatch) ->
     assert len(calls) == 2
     assert out[0]["content"][0] == out[1]["content"][0]
     assert out[0]["content"][0] != out[0]["content"][1]
-
-
-# -- encode_image_data_uri -----------------------------------------------------------------------
-
-
-def test_image_files_are_sent_as_stored_or_reencoded(tmp_path: Path) -> None:
-    png = tmp_path / "x.png"
-    gradient().save(png)
-    mime, data = decode_data_uri(encode_image_data_uri(str(png), "JPEG"))
-    assert mime == "image/png" and data == png.read_bytes()  # passed through, not re-encoded
-
-    bmp = tmp_path / "x.bmp"
-    gradient().save(bmp)
-    mime, decoded = decode_image(encode_image_data_uri(bmp))  # a Path works too
-    assert mime == "image/png"
-    assert np.array_equal(np.asarray(decoded.convert("RGB")), np.asarray(gradient()))
-
-
-def test_image_bytes_keep_their_real_type() -> None:
-    buffer = io.BytesIO()
-    gradient().save(buffer, format="JPEG")
-    mime, data = decode_data_uri(encode_image_data_uri(buffer.getvalue()))
-    assert mime == "image/jpeg" and data == buffer.getvalue()
-
-
-def test_urls_pass_through_and_arrays_are_encoded() -> None:
-    assert encode_image_data_uri("https://example.org/a.png") == "https://example.org/a.png"
-    assert encode_image_data_uri("data:image/png;base64,AAAA") == "data:image/png;base64,AAAA"
-    arr = np.asarray(gradient())
-    _, decoded = decode_image(encode_image_data_uri(arr))
-    assert np.array_equal(np.asarray(decoded), arr)
-    with pytest.raises(TypeError, match="cannot encode a object"):
-        encode_image_data_uri(object())

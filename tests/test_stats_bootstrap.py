@@ -480,3 +480,37 @@ def test_batched_mean_with_nan_items_equals_the_plain_mean() -> None:
     values = [0.2, math.nan, 0.8, 0.4, 0.6]
     assert metrics.mean(values) == pytest.approx(0.5)  # missing values (None and NaN) are left out
     _check_batched(metrics.mean, values)
+
+
+def test_batched_forms_live_in_the_generic_registry() -> None:
+    from lmms_eval.api import metrics
+    from lmms_eval.api.registry import RegistrationError, Registry
+    from lmms_eval.stats.bootstrap import BATCHED_STATISTICS
+
+    assert isinstance(BATCHED_STATISTICS, Registry)
+    assert "lmms_eval.api.metrics:mean" in BATCHED_STATISTICS.names()
+    assert resolve_batch(metrics.mean, [1.0, 2.0])[1] == "vectorised"
+
+    def agg(r: list[float]) -> float:
+        return max(r)
+
+    def batch(values: Sequence[float], idx: np.ndarray) -> np.ndarray:
+        return np.asarray(values, dtype=float)[idx].max(axis=1)
+
+    def other_batch(values: Sequence[float], idx: np.ndarray) -> np.ndarray:
+        return np.asarray(values, dtype=float)[idx].min(axis=1)
+
+    with BATCHED_STATISTICS.isolated(reload=False):
+        register_batched(agg, batch)
+        register_batched(agg, batch)  # the same definitions again
+        with pytest.raises(RegistrationError, match=r"batched statistic .*agg' is already registered"):
+            register_batched(agg, other_batch)
+        register_batched(agg, other_batch, overwrite=True)
+        assert resolve_batch(agg, [1.0, 2.0]) == (other_batch, "vectorised")
+
+        def agg_again(r: list[float]) -> float:  # another function under the registered name
+            return min(r)
+
+        agg_again.__qualname__ = agg.__qualname__
+        assert resolve_batch(agg_again, [1.0, 2.0])[1] != "vectorised"
+    assert resolve_batch(agg, [1.0, 2.0])[1] == "loop"

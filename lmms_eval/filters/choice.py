@@ -6,13 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from lmms_eval.api.filter import Filter
-from lmms_eval.api.registry import register_filter
 from lmms_eval.errors import ConfigError
 from lmms_eval.filters._common import map_responses
 from lmms_eval.scoring.choice import extract_mcq_answer, leading_letter
 
 
-@register_filter("leading_letter")
 class LeadingLetterFilter(Filter):
     """A response that starts with an uppercase letter and a full stop (``"B. a cat"``) becomes
     that letter; any other response is kept as it is (AI2D's ``flexible-extract``).
@@ -29,7 +27,6 @@ class LeadingLetterFilter(Filter):
         return map_responses(resps, self.extract)
 
 
-@register_filter("mcq_letter")
 class MCQLetterFilter(Filter):
     """The option letter :func:`~lmms_eval.scoring.choice.extract_mcq_answer` finds among
     ``letters`` (default ``ABCD``), or ``fallback`` (default ``"[invalid]"``) when it finds none.

@@ -12,7 +12,6 @@ from functools import lru_cache
 from typing import Any
 
 from lmms_eval.api.filter import Filter
-from lmms_eval.api.registry import register_filter
 from lmms_eval.errors import ConfigError
 from lmms_eval.filters._common import map_responses
 
@@ -40,7 +39,6 @@ def _select(regex: re.Pattern[str], text: str, group_select: int) -> str | None:
     return match.strip()
 
 
-@register_filter("regex")
 class RegexFilter(Filter):
     """Extract a ``regex_pattern`` match; ``group_select`` picks the match (negative from the end).
 
@@ -143,7 +141,6 @@ def _letter_patterns(letters: str) -> _LetterPatterns:
     )
 
 
-@register_filter("multi_choice_regex")
 class MultiChoiceRegexFilter(Filter):
     """Turn a free-text answer to a multiple-choice question into the letter of a choice.
 

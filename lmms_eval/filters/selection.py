@@ -6,12 +6,10 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from lmms_eval.api.filter import Filter
-from lmms_eval.api.registry import register_filter
 from lmms_eval.errors import ConfigError
 from lmms_eval.filters._common import as_list
 
 
-@register_filter("take_first")
 class TakeFirstFilter(Filter):
     """The first response of each instance (``None`` for an instance without responses)."""
 
@@ -25,7 +23,6 @@ def _first(item: Any) -> Any:
     return item
 
 
-@register_filter("take_first_k")
 class TakeKFilter(Filter):
     """The first ``k`` responses of each instance, as a list."""
 
@@ -50,7 +47,6 @@ def _vote_key(value: Any) -> Hashable:
     return value if isinstance(value, Hashable) else repr(value)
 
 
-@register_filter("majority_vote")
 class MajorityVoteFilter(Filter):
     """The most frequent response of each instance, as a one-element list.
 

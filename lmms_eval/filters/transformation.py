@@ -7,12 +7,10 @@ from typing import Any
 
 from lmms_eval.api.filter import Filter
 from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config, strip_reasoning_tags
-from lmms_eval.api.registry import register_filter
 from lmms_eval.errors import ConfigError
 from lmms_eval.filters._common import map_responses, on_strings
 
 
-@register_filter("lowercase")
 class LowercaseFilter(Filter):
     """Lower-case every string response."""
 
@@ -20,7 +18,6 @@ class LowercaseFilter(Filter):
         return map_responses(resps, on_strings(str.lower))
 
 
-@register_filter("uppercase")
 class UppercaseFilter(Filter):
     """Upper-case every string response."""
 
@@ -28,7 +25,6 @@ class UppercaseFilter(Filter):
         return map_responses(resps, on_strings(str.upper))
 
 
-@register_filter("remove_whitespace")
 class WhitespaceFilter(Filter):
     """Strip leading and trailing whitespace from every string response."""
 
@@ -36,7 +32,6 @@ class WhitespaceFilter(Filter):
         return map_responses(resps, on_strings(str.strip))
 
 
-@register_filter("map")
 class MapFilter(Filter):
     """Replace every response by ``mapping_dict[response]``; unknown ones become ``default_value``."""
 
@@ -55,7 +50,6 @@ class MapFilter(Filter):
         return map_responses(resps, self.lookup)
 
 
-@register_filter("strip_thinking")
 class StripThinkingFilter(Filter):
     """Remove reasoning blocks (see :func:`~lmms_eval.api.reasoning.strip_reasoning_tags`).
 

@@ -23,7 +23,13 @@ from lmms_eval.llm_judge.base import JudgeServer, ProviderFailure, ProviderReply
 from lmms_eval.llm_judge.cache import JudgeCache, cache_key
 from lmms_eval.llm_judge.config import DEFAULT_JUDGE_MODEL, ServerConfig
 from lmms_eval.llm_judge.parsing import BINARY_FORMATS, parse_binary, parse_score, parse_score_pair
-from lmms_eval.llm_judge.providers import PROVIDERS, get_server, provider_class, register_provider
+from lmms_eval.llm_judge.providers import (
+    JUDGE_PROVIDERS,
+    PROVIDERS,
+    get_server,
+    provider_class,
+    register_provider,
+)
 from lmms_eval.llm_judge.providers.dummy import DummyJudge
 from lmms_eval.llm_judge.providers.openai import AsyncOpenAIJudge, OpenAIJudge
 from lmms_eval.llm_judge.types import JudgeResponse, JudgeResult, Request
@@ -31,6 +37,7 @@ from lmms_eval.llm_judge.types import JudgeResponse, JudgeResult, Request
 __all__ = [
     "BINARY_FORMATS",
     "DEFAULT_JUDGE_MODEL",
+    "JUDGE_PROVIDERS",
     "PROVIDERS",
     "AsyncOpenAIJudge",
     "DummyJudge",

@@ -1,9 +1,12 @@
-"""Model registry: built-in ids, aliases, plugins and :func:`get_model`.
+"""The model registry: built-in models, aliases, plugins and :func:`get_model`.
 
-``AVAILABLE_SIMPLE_MODELS`` and ``AVAILABLE_CHAT_TEMPLATE_MODELS`` map a model id to a class name in
-``lmms_eval.models.simple.<id>`` / ``lmms_eval.models.chat.<id>`` (a value containing a dot or a
-colon is a full class path). Entries added to these dicts, or to ``MODEL_ALIASES``, at run time are
-picked up by the next :func:`get_model`.
+:data:`MODEL_REGISTRY_V2` is the one store of models. Importing this package fills it from
+:data:`BUILTIN_MODELS` (one manifest per model id: its chat and/or simple class, aliases and install
+command) without importing any backend module. ``AVAILABLE_SIMPLE_MODELS`` and
+``AVAILABLE_CHAT_TEMPLATE_MODELS`` (model id -> class name in ``lmms_eval.models.simple.<id>`` /
+``lmms_eval.models.chat.<id>``, or a full class path) and ``MODEL_ALIASES`` (model id -> aliases)
+are live read-only views of it; add models with ``@register_model`` or
+``MODEL_REGISTRY_V2.register_manifest``, never by writing to the views.
 
 Plugins are loaded once per process, on the first lookup: manifests from the ``lmms_eval.models``
 entry-point group, then the packages named in the deprecated ``LMMS_EVAL_PLUGINS`` variable
@@ -21,102 +24,142 @@ from collections.abc import Iterator
 from typing import Any
 
 from lmms_eval.api import registry as api_registry
+from lmms_eval.api.registry import RegistryView, import_path
 from lmms_eval.models.registry_v2 import (
+    HOW_TO_REGISTER,
+    INSTALL_API,
+    INSTALL_HF,
+    INSTALL_SGLANG,
+    INSTALL_VLLM,
     ModelManifest,
     ModelRegistryV2,
     ResolvedModel,
+    class_path,
     register_model_class,
 )
 
 logger = logging.getLogger(__name__)
 
-AVAILABLE_SIMPLE_MODELS: dict[str, str] = {
-    "dummy": "DummySimple",
-    "from_log": "FromLog",
-    "llava_hf": "LlavaHf",
-    "qwen2_vl": "Qwen2_VL",
-    "qwen2_5_vl": "Qwen2_5_VL",
-    "qwen3_vl": "Qwen3_VL",
-}
+PACKAGE = "lmms_eval.models"
 
-AVAILABLE_CHAT_TEMPLATE_MODELS: dict[str, str] = {
-    "async_openai": "AsyncOpenAIChat",
-    "dummy": "DummyChat",
-    "huggingface": "Huggingface",
-    "idefics3": "Idefics3",
-    "internvl_hf": "InternVLHf",
-    "llava_hf": "LlavaHf",
-    "openai": "OpenAICompatible",
-    "qwen2_vl": "Qwen2_VL",
-    "qwen2_5_vl": "Qwen2_5_VL",
-    "qwen3_vl": "Qwen3_VL",
-    "sglang": "SGLang",
-    "smolvlm": "SmolVLM",
-    "vllm": "VLLM",
-}
 
-MODEL_ALIASES: dict[str, tuple[str, ...]] = {
-    "async_openai": ("async_openai_compatible_chat", "async_openai_compatible"),
-    "dummy": ("dummy_video_reader", "mock"),
-    "from_log": ("replay",),
-    "huggingface": ("hf", "transformers"),
-    "llava_hf": ("llava_hf_chat",),
-    "openai": ("openai_compatible", "openai_compatible_chat"),
-    "qwen2_vl": ("qwen2_vl_chat",),
-    "qwen2_5_vl": ("qwen2_5_vl_chat",),
-    "qwen3_vl": ("qwen3_vl_chat",),
-    "sglang": ("sglang_runtime",),
-    "smolvlm": ("smolvlm2",),
-    "vllm": ("vllm_chat",),
-}
+def _builtin(
+    model_id: str,
+    *,
+    chat: str | None = None,
+    simple: str | None = None,
+    aliases: tuple[str, ...] = (),
+    install: str | None = None,
+) -> ModelManifest:
+    """A manifest whose classes are ``chat`` in ``lmms_eval/models/chat/<model_id>.py`` and ``simple``
+    in ``lmms_eval/models/simple/<model_id>.py`` (or full class paths)."""
+    return ModelManifest(
+        model_id,
+        simple_class_path=class_path(f"{PACKAGE}.simple", model_id, simple) if simple else None,
+        chat_class_path=class_path(f"{PACKAGE}.chat", model_id, chat) if chat else None,
+        aliases=aliases,
+        install_hint=install,
+    )
+
+
+BUILTIN_MODELS: tuple[ModelManifest, ...] = (
+    _builtin(
+        "async_openai",
+        chat="AsyncOpenAIChat",
+        aliases=("async_openai_compatible_chat", "async_openai_compatible"),
+        install=INSTALL_API,
+    ),
+    _builtin("dummy", chat="DummyChat", simple="DummySimple", aliases=("dummy_video_reader", "mock")),
+    _builtin("from_log", simple="FromLog", aliases=("replay",)),
+    _builtin("huggingface", chat="Huggingface", aliases=("hf", "transformers"), install=INSTALL_HF),
+    _builtin("idefics3", chat="Idefics3", install=INSTALL_HF),
+    _builtin("internvl_hf", chat="InternVLHf", install=INSTALL_HF),
+    _builtin("llava_hf", chat="LlavaHf", simple="LlavaHf", aliases=("llava_hf_chat",), install=INSTALL_HF),
+    _builtin(
+        "openai",
+        chat="OpenAICompatible",
+        aliases=("openai_compatible", "openai_compatible_chat"),
+        install=INSTALL_API,
+    ),
+    _builtin("qwen2_vl", chat="Qwen2_VL", simple="Qwen2_VL", aliases=("qwen2_vl_chat",), install=INSTALL_HF),
+    _builtin(
+        "qwen2_5_vl", chat="Qwen2_5_VL", simple="Qwen2_5_VL", aliases=("qwen2_5_vl_chat",), install=INSTALL_HF
+    ),
+    _builtin("qwen3_vl", chat="Qwen3_VL", simple="Qwen3_VL", aliases=("qwen3_vl_chat",), install=INSTALL_HF),
+    _builtin("sglang", chat="SGLang", aliases=("sglang_runtime",), install=INSTALL_SGLANG),
+    _builtin("smolvlm", chat="SmolVLM", aliases=("smolvlm2",), install=INSTALL_HF),
+    _builtin("vllm", chat="VLLM", aliases=("vllm_chat",), install=INSTALL_VLLM),
+)
+"""The models of this package. Add one here (its class in ``chat/<id>.py`` or ``simple/<id>.py``)."""
 
 MODEL_REGISTRY_V2 = ModelRegistryV2()
 
-# (kind, model id, class name or path) entries of the tables above already folded into the registry
-_synced: set[tuple[str, str, str]] = set()
-# whether entry-point and LMMS_EVAL_PLUGINS plugins were loaded (once per process)
-_plugins_loaded = False
+
+# -- read-only views -------------------------------------------------------------------------------
 
 
-def _class_path(kind: str, model_id: str, value: str) -> str:
-    return value if "." in value or ":" in value else f"lmms_eval.models.{kind}.{model_id}.{value}"
+def _short_name(kind: str, model_id: str, path: str) -> str:
+    """The class name when ``path`` follows the package layout, else the full path."""
+    module, _, name = path.replace(":", ".").rpartition(".")
+    return name if module == f"{PACKAGE}.{kind}.{model_id}" else path
 
 
-def _sync_builtin_tables() -> None:
-    """Fold the legacy dicts (which users may extend at run time) into the registry."""
-    for kind, table in (("simple", AVAILABLE_SIMPLE_MODELS), ("chat", AVAILABLE_CHAT_TEMPLATE_MODELS)):
-        for model_id, value in table.items():
-            key = (kind, model_id, value)
-            if key in _synced:
-                continue
-            path = _class_path(kind, model_id, value)
-            manifest = ModelManifest(
-                model_id=model_id,
-                simple_class_path=path if kind == "simple" else None,
-                chat_class_path=path if kind == "chat" else None,
-                aliases=MODEL_ALIASES.get(model_id, ()),
-            )
-            MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
-            _synced.add(key)
-    for model_id, aliases in MODEL_ALIASES.items():
-        if model_id in MODEL_REGISTRY_V2.list_canonical_model_ids():
-            manifest = MODEL_REGISTRY_V2.get_manifest(model_id)
-            missing = tuple(a for a in aliases if a not in manifest.aliases)
-            if missing:
-                MODEL_REGISTRY_V2.register_manifest(
-                    ModelManifest(model_id, manifest.simple_class_path, manifest.chat_class_path, missing),
-                    overwrite=True,
-                )
+def _kind_table(kind: str) -> dict[str, str]:
+    table = {}
+    for manifest in MODEL_REGISTRY_V2.manifests():
+        path = manifest.chat_class_path if kind == "chat" else manifest.simple_class_path
+        if path:
+            table[manifest.model_id] = _short_name(kind, manifest.model_id, path)
+    return table
+
+
+def _alias_table() -> dict[str, tuple[str, ...]]:
+    return {m.model_id: m.aliases for m in MODEL_REGISTRY_V2.manifests() if m.aliases}
+
+
+def _view(label: str, table: Any) -> RegistryView[Any]:
+    return RegistryView(label, lambda: table().keys(), lambda name: table()[name], HOW_TO_REGISTER)
+
+
+AVAILABLE_SIMPLE_MODELS: RegistryView[str] = _view("AVAILABLE_SIMPLE_MODELS", lambda: _kind_table("simple"))
+"""Model id -> simple class (name in ``lmms_eval.models.simple.<id>``, or a full path); read-only."""
+AVAILABLE_CHAT_TEMPLATE_MODELS: RegistryView[str] = _view(
+    "AVAILABLE_CHAT_TEMPLATE_MODELS", lambda: _kind_table("chat")
+)
+"""Model id -> chat class (name in ``lmms_eval.models.chat.<id>``, or a full path); read-only."""
+MODEL_ALIASES: RegistryView[tuple[str, ...]] = _view("MODEL_ALIASES", _alias_table)
+"""Model id -> its aliases (ids without aliases are left out); read-only."""
+
+
+# -- plugins ---------------------------------------------------------------------------------------
 
 
 def _legacy_plugin_packages() -> list[str]:
     return [p.strip() for p in os.environ.get("LMMS_EVAL_PLUGINS", "").split(",") if p.strip()]
 
 
+def _register_legacy_entry(package: str, model_id: str, value: Any) -> None:
+    if isinstance(value, type):
+        register_model_class(model_id, value, registry=MODEL_REGISTRY_V2, overwrite=True)
+        return
+    path = class_path(f"{package}.models", model_id, value)
+    is_simple = True
+    try:  # the kind comes from the class; an import error is reported when it is resolved
+        is_simple = bool(getattr(import_path(path), "is_simple", True))
+    except Exception as exc:
+        logger.debug("LMMS_EVAL_PLUGINS: %s does not import yet: %s", path, exc)
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest(
+            model_id,
+            simple_class_path=path if is_simple else None,
+            chat_class_path=None if is_simple else path,
+        ),
+        overwrite=True,
+    )
+
+
 def _load_legacy_plugins() -> None:
     """``LMMS_EVAL_PLUGINS=pkg1,pkg2``: import ``pkg.models`` and register its ``AVAILABLE_MODELS``."""
-    from lmms_eval.api.registry import import_path
-
     for package in _legacy_plugin_packages():
         try:
             module = importlib.import_module(f"{package}.models")
@@ -130,33 +173,15 @@ def _load_legacy_plugins() -> None:
         )
         table: Any = getattr(module, "AVAILABLE_MODELS", None) or {}
         for model_id, value in table.items():
-            if isinstance(value, type):
-                register_model_class(model_id, value, registry=MODEL_REGISTRY_V2)
-                continue
-            path = value if "." in value or ":" in value else f"{package}.models.{model_id}.{value}"
-            is_simple = True
-            try:  # the kind comes from the class; an import error is reported when it is resolved
-                is_simple = bool(getattr(import_path(path), "is_simple", True))
-            except Exception as exc:
-                logger.debug("LMMS_EVAL_PLUGINS: %s does not import yet: %s", path, exc)
-            MODEL_REGISTRY_V2.register_manifest(
-                ModelManifest(
-                    model_id,
-                    simple_class_path=path if is_simple else None,
-                    chat_class_path=None if is_simple else path,
-                ),
-                overwrite=True,
-            )
+            _register_legacy_entry(package, model_id, value)
+
+
+# -- lookup ----------------------------------------------------------------------------------------
 
 
 def ensure_registry() -> ModelRegistryV2:
-    """The global registry with built-ins, entry-point plugins and legacy plugins loaded."""
-    global _plugins_loaded
-    _sync_builtin_tables()
-    if not _plugins_loaded:
-        _plugins_loaded = True
-        MODEL_REGISTRY_V2.load_entry_points()
-        _load_legacy_plugins()
+    """The global registry with entry-point and legacy plugins loaded (once per process)."""
+    MODEL_REGISTRY_V2.load()
     return MODEL_REGISTRY_V2
 
 
@@ -172,48 +197,28 @@ def get_model(model_name: str, force_simple: bool = False) -> type:
 
 @contextlib.contextmanager
 def isolated_registry(reload_plugins: bool = True) -> Iterator[ModelRegistryV2]:
-    """Run a block against the global model registry and put every piece of its state back afterwards.
+    """Run a block against the global model registry and put its state back afterwards.
 
-    Snapshots :data:`MODEL_REGISTRY_V2`, the three tables, the ``@register_model`` table
-    (``lmms_eval.api.registry.MODEL_REGISTRY``) and the plugin flag; with
-    ``reload_plugins`` the next lookup inside the block loads entry-point and ``LMMS_EVAL_PLUGINS``
-    plugins again. Meant for tests and for tools that register models temporarily.
+    Snapshots :data:`MODEL_REGISTRY_V2` (manifests, aliases, classes registered as objects, and
+    whether plugins were loaded); with ``reload_plugins`` the next lookup inside the block loads
+    entry-point and ``LMMS_EVAL_PLUGINS`` plugins again. Meant for tests and for tools that register
+    models temporarily.
     """
-    global _plugins_loaded
-    from lmms_eval.api.registry import MODEL_REGISTRY
-
-    snapshot = MODEL_REGISTRY_V2.snapshot()
-    decorated = dict(MODEL_REGISTRY)
-    tables = (dict(AVAILABLE_SIMPLE_MODELS), dict(AVAILABLE_CHAT_TEMPLATE_MODELS), dict(MODEL_ALIASES))
-    synced, loaded = set(_synced), _plugins_loaded
-    if reload_plugins:
-        _plugins_loaded = False
-    try:
+    with MODEL_REGISTRY_V2.isolated(reload=reload_plugins):
         yield MODEL_REGISTRY_V2
-    finally:
-        MODEL_REGISTRY_V2.restore(snapshot)
-        for live, saved in zip(
-            (AVAILABLE_SIMPLE_MODELS, AVAILABLE_CHAT_TEMPLATE_MODELS, MODEL_ALIASES), tables
-        ):
-            live.clear()
-            live.update(saved)  # type: ignore[arg-type]
-        MODEL_REGISTRY.clear()
-        MODEL_REGISTRY.update(decorated)
-        _synced.clear()
-        _synced.update(synced)
-        _plugins_loaded = loaded
 
 
-def _take_decorated(name: str, cls: type[Any], aliases: tuple[str, ...]) -> None:
-    register_model_class(name, cls, aliases=aliases)
-
-
-api_registry.set_model_sink(_take_decorated)  # @register_model writes into MODEL_REGISTRY_V2
+for _manifest in BUILTIN_MODELS:
+    MODEL_REGISTRY_V2.register_manifest(_manifest)
+MODEL_REGISTRY_V2.add_loader(MODEL_REGISTRY_V2.load_entry_points)
+MODEL_REGISTRY_V2.add_loader(_load_legacy_plugins)
+api_registry.set_model_store(MODEL_REGISTRY_V2)  # @register_model writes into MODEL_REGISTRY_V2
 
 
 __all__ = [
     "AVAILABLE_CHAT_TEMPLATE_MODELS",
     "AVAILABLE_SIMPLE_MODELS",
+    "BUILTIN_MODELS",
     "MODEL_ALIASES",
     "MODEL_REGISTRY_V2",
     "ModelManifest",

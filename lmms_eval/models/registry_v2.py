@@ -1,10 +1,12 @@
 """``ModelManifest`` and ``ModelRegistryV2``: one model id resolves to a chat or a simple class.
 
-Resolution prefers the chat class unless ``force_simple`` is set and a simple class exists. Classes
-are imported only when resolved (:meth:`ModelRegistryV2.get_model_class`), and validated to
-subclass ``lmms`` with a matching ``is_simple``. Third-party packages contribute manifests through
-the ``lmms_eval.models`` entry-point group: the entry point may be a ``ModelManifest``, an iterable
-of them, or a callable returning either.
+:class:`ModelRegistryV2` is the generic :class:`~lmms_eval.api.registry.Registry` with manifests as
+entries: model ids are the names, aliases live in the registry's alias table. Resolution prefers
+the chat class unless ``force_simple`` is set and a simple class exists. Classes are imported only
+when resolved (:meth:`ModelRegistryV2.get_model_class`), and validated to subclass ``lmms`` with a
+matching ``is_simple``; a class that fails to import names its manifest's install command.
+Third-party packages contribute manifests through the ``lmms_eval.models`` entry-point group: the
+entry point may be a ``ModelManifest``, an iterable of them, or a callable returning either.
 """
 
 from __future__ import annotations
@@ -12,22 +14,41 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any, Literal
 
-from lmms_eval.api.registry import import_path
+from lmms_eval.api.registry import (
+    RegistrationError,
+    Registry,
+    RegistryState,
+    import_path,
+    path_of,
+    same_definition,
+)
 from lmms_eval.errors import LmmsEvalError, ModelNotFoundError, did_you_mean
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "lmms_eval.models"
 
+# What a model's optional dependencies take to install; the one definition, used by the built-in
+# manifests (lmms_eval.models) and by the backends' own import errors.
+INSTALL_HF = "pip install 'lmms_eval[hf]'"
+INSTALL_API = "pip install 'lmms_eval[api]'"
+INSTALL_VLLM = "pip install vllm"
+INSTALL_SGLANG = 'pip install "sglang[all]"'
+
+HOW_TO_REGISTER = (
+    "@lmms_eval.api.registry.register_model('name') or "
+    "lmms_eval.models.MODEL_REGISTRY_V2.register_manifest(ModelManifest(...))"
+)
+
 # "pkg.module.Class" or "pkg.module:Qual.Name" (qualnames of local classes contain "<locals>")
 _CLASS_PATH_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[\w.<>]+|\.[A-Za-z_]\w*)$")
 
 
-class ModelRegistrationError(LmmsEvalError, ValueError):
+class ModelRegistrationError(RegistrationError):
     """A manifest conflicts with the registry (a path or alias taken) or is malformed."""
 
 
@@ -40,13 +61,15 @@ class ModelManifest:
     """Declarative registration of a model id and its chat and/or simple implementation.
 
     Class paths are ``"package.module.Class"`` or ``"package.module:Class"``; nothing is imported
-    until the model is resolved.
+    until the model is resolved. ``install_hint`` is the command that installs what the classes
+    need (``pip install 'lmms_eval[hf]'``), shown when they fail to import.
     """
 
     model_id: str
     simple_class_path: str | None = None
     chat_class_path: str | None = None
     aliases: tuple[str, ...] = ()
+    install_hint: str | None = None
 
     def __post_init__(self) -> None:
         if not self.model_id or not isinstance(self.model_id, str):
@@ -73,6 +96,12 @@ class ModelManifest:
         object.__setattr__(self, "aliases", tuple(a for a in dict.fromkeys(aliases) if a != self.model_id))
 
 
+def class_path(package: str, model_id: str, value: str) -> str:
+    """``value`` if it is a full class path, else ``"<package>.<model_id>.<value>"`` (a class name in
+    the module named after the model id, the layout of ``lmms_eval/models/chat`` and ``simple``)."""
+    return value if "." in value or ":" in value else f"{package}.{model_id}.{value}"
+
+
 @dataclass(frozen=True)
 class ResolvedModel:
     """The outcome of resolving a requested name."""
@@ -89,20 +118,20 @@ class ResolvedModel:
 
 @dataclass(frozen=True)
 class RegistrySnapshot:
-    """A copy of a registry's tables (see :meth:`ModelRegistryV2.snapshot`)."""
+    """A copy of a model registry's state (see :meth:`ModelRegistryV2.snapshot`)."""
 
-    manifests: dict[str, ModelManifest]
-    aliases: dict[str, str]
+    state: RegistryState
     classes: dict[str, type[Any]]
 
 
-@dataclass
-class ModelRegistryV2:
-    """Manifests by canonical id, plus an alias table."""
+class ModelRegistryV2(Registry[ModelManifest]):
+    """Manifests by canonical model id; aliases in the registry's alias table."""
 
-    _manifests: dict[str, ModelManifest] = field(default_factory=dict)
-    _aliases: dict[str, str] = field(default_factory=dict)
-    _classes: dict[str, type[Any]] = field(default_factory=dict)
+    registration_error = ModelRegistrationError
+
+    def __init__(self) -> None:
+        super().__init__("model", HOW_TO_REGISTER)
+        self._classes: dict[str, type[Any]] = {}  # class path -> class registered as an object
 
     # -- registration ------------------------------------------------------------------------------
 
@@ -112,54 +141,32 @@ class ModelRegistryV2:
         A different class path for a kind the id already has, an alias that already names another
         model, or a model id that is already another model's alias raise
         :class:`ModelRegistrationError` unless ``overwrite`` is set; with ``overwrite`` the new
-        manifest wins and the name is taken from its previous owner.
+        manifest wins and the name is taken from its previous owner. Nothing is changed on error.
         """
         model_id = manifest.model_id
-        alias_owner = self._aliases.get(model_id)
-        if alias_owner is not None and alias_owner != model_id:
-            if not overwrite:
-                raise ModelRegistrationError(
-                    f"model id '{model_id}' is already an alias of model '{alias_owner}'"
-                )
-            self._drop_alias(model_id)
-        existing = self._manifests.get(model_id)
-        if existing is not None:
-            manifest = self._merge(existing, manifest, overwrite)
-        for alias in manifest.aliases:
-            owner = self._aliases.get(alias)
-            if owner is not None and owner != model_id and not overwrite:
-                raise ModelRegistrationError(
-                    f"alias '{alias}' of model '{model_id}' already points to model '{owner}'"
-                )
-            if alias in self._manifests and not overwrite:
-                raise ModelRegistrationError(f"alias '{alias}' of model '{model_id}' is already a model id")
-        for alias in manifest.aliases:
-            if self._aliases.get(alias, model_id) != model_id:
-                self._drop_alias(alias)
-            if alias in self._manifests:
-                logger.warning("model '%s' is now reached as an alias of '%s'", alias, model_id)
-                del self._manifests[alias]
-                for orphan in [k for k, v in self._aliases.items() if v == alias]:
-                    del self._aliases[orphan]
-            self._aliases[alias] = model_id
-        self._manifests[model_id] = manifest
-
-    def _drop_alias(self, alias: str) -> None:
-        """Remove ``alias`` from the alias table and from its owner's manifest."""
-        owner = self._aliases.pop(alias, None)
-        if owner is not None and owner in self._manifests:
-            old = self._manifests[owner]
-            self._manifests[owner] = ModelManifest(
-                old.model_id,
-                old.simple_class_path,
-                old.chat_class_path,
-                tuple(a for a in old.aliases if a != alias),
+        self.load(wait=False)  # plugins first, so that a collision with them is seen
+        with self._lock:
+            existing = self._entries.get(model_id)
+            merged = (
+                self._merge(existing, manifest, overwrite)
+                if isinstance(existing, ModelManifest)
+                else manifest
             )
+            self._check_names(model_id, manifest.aliases, overwrite)
+            self._put(model_id, replace(merged, aliases=()), manifest.aliases)
+
+    def register(
+        self, name: str, obj: ModelManifest | str, overwrite: bool = False, aliases: Iterable[str] = ()
+    ) -> None:
+        """The generic entry point: ``obj`` must be a manifest for ``name``."""
+        if not isinstance(obj, ModelManifest) or obj.model_id != name:
+            raise ModelRegistrationError(f"model '{name}' must be registered with a ModelManifest for it")
+        self.register_manifest(replace(obj, aliases=(*obj.aliases, *aliases)), overwrite)
 
     @staticmethod
     def _merge(old: ModelManifest, new: ModelManifest, overwrite: bool) -> ModelManifest:
         def pick(a: str | None, b: str | None, what: str) -> str | None:
-            if a and b and a != b and not overwrite:
+            if a and b and not overwrite and not same_definition(a, b):
                 raise ModelRegistrationError(
                     f"model '{old.model_id}' already has {what} '{a}' (got '{b}'); "
                     "pass overwrite=True to replace it"
@@ -170,29 +177,45 @@ class ModelRegistryV2:
             model_id=old.model_id,
             simple_class_path=pick(old.simple_class_path, new.simple_class_path, "simple class"),
             chat_class_path=pick(old.chat_class_path, new.chat_class_path, "chat class"),
-            aliases=tuple(dict.fromkeys(old.aliases + new.aliases)),
+            install_hint=new.install_hint or old.install_hint,
         )
 
     def register_class(self, path: str, cls: type[Any]) -> None:
         """Remember an already-imported class for ``path`` (classes defined in scripts or tests)."""
-        self._classes[path] = cls
+        with self._lock:
+            self._classes[path] = cls
+
+    def register_class_object(
+        self, model_id: str, cls: type[Any], aliases: tuple[str, ...] = (), overwrite: bool = False
+    ) -> ModelManifest:
+        """:func:`register_model_class` into this registry (what ``@register_model`` calls)."""
+        return register_model_class(model_id, cls, aliases, registry=self, overwrite=overwrite)
 
     # -- lookup -----------------------------------------------------------------------------------
 
-    def canonical_id(self, name: str) -> str:
-        """The model id ``name`` (an id or an alias) stands for; unknown names raise with suggestions."""
-        if name in self._manifests:
-            return name
-        if name in self._aliases:
-            return self._aliases[name]
-        names = self.list_model_names()
-        raise ModelNotFoundError(
+    def _not_found(self, name: str) -> Exception:
+        names = [*self._entries, *self._aliases]
+        return ModelNotFoundError(
             f"unknown model '{name}'.{did_you_mean(name, names)} Run 'lmms-eval models' to list the "
-            f"{len(self._manifests)} available models."
+            f"{len(self._entries)} available models."
         )
 
+    def get(self, name: str) -> ModelManifest:
+        """The manifest of ``name`` (an id or an alias), with the model's current aliases."""
+        self.load()
+        with self._lock:
+            model_id = self._canonical(name)
+            manifest = self._entries[model_id]
+            assert isinstance(manifest, ModelManifest)
+            aliases = tuple(a for a, owner in self._aliases.items() if owner == model_id)
+            return replace(manifest, aliases=aliases)
+
+    def canonical_id(self, name: str) -> str:
+        """The model id ``name`` (an id or an alias) stands for; unknown names raise with suggestions."""
+        return self.canonical(name)
+
     def get_manifest(self, name: str) -> ModelManifest:
-        return self._manifests[self.canonical_id(name)]
+        return self.get(name)
 
     def resolve(self, name: str, force_simple: bool = False) -> ResolvedModel:
         """Chat class if there is one (unless ``force_simple`` and a simple class exists); imports nothing."""
@@ -211,48 +234,55 @@ class ModelRegistryV2:
         resolved = self.resolve(name, force_simple)
         cls = self._classes.get(resolved.class_path)
         if cls is None:
-            cls = _import_class(resolved)
+            cls = _import_class(resolved, self.get_manifest(name).install_hint)
         _validate_class(resolved, cls)
         return cls
 
     def list_canonical_model_ids(self) -> list[str]:
-        return sorted(self._manifests)
+        return self.names()
 
     def list_model_names(self) -> list[str]:
         """Model ids and aliases."""
-        return sorted(set(self._manifests) | set(self._aliases))
+        return self.names(aliases=True)
 
     def manifests(self) -> list[ModelManifest]:
-        return [self._manifests[k] for k in sorted(self._manifests)]
+        return [self.get(model_id) for model_id in self.names()]
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._manifests or name in self._aliases
+    def classes_by_name(self) -> dict[str, type[Any]]:
+        """Every id and alias whose (chat-preferred) class was registered as a class object."""
+        out: dict[str, type[Any]] = {}
+        for manifest in self.manifests():
+            path = manifest.chat_class_path or manifest.simple_class_path
+            cls = self._classes.get(path or "")
+            if cls is not None:
+                out.update(dict.fromkeys((manifest.model_id, *manifest.aliases), cls))
+        return out
 
     # -- state ------------------------------------------------------------------------------------
 
     def snapshot(self) -> RegistrySnapshot:
         """A copy of the tables, to :meth:`restore` later (tests, temporary registrations)."""
-        return RegistrySnapshot(dict(self._manifests), dict(self._aliases), dict(self._classes))
+        with self._lock:
+            return RegistrySnapshot(super().snapshot(), dict(self._classes))
 
-    def restore(self, snapshot: RegistrySnapshot) -> None:
+    def restore(self, state: Any) -> None:
         """Put back the tables of :meth:`snapshot`, dropping everything registered since."""
-        self._manifests = dict(snapshot.manifests)
-        self._aliases = dict(snapshot.aliases)
-        self._classes = dict(snapshot.classes)
+        with self._lock:
+            super().restore(state.state)
+            self._classes = dict(state.classes)
 
     # -- plugins ----------------------------------------------------------------------------------
 
-    def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> int:
+    def load_entry_points(self, group: str | None = None) -> int:
         """Register manifests from installed packages (with ``overwrite``); returns how many were added.
 
         A plugin that fails to load is logged and skipped, so one broken package does not break
         every run.
         """
         added = 0
-        for entry_point in metadata.entry_points(group=group):
+        for entry_point in metadata.entry_points(group=group or ENTRY_POINT_GROUP):
             try:
-                manifests = list(_manifests_from(entry_point.load()))
-                for manifest in manifests:
+                for manifest in _manifests_from(entry_point.load()):
                     self.register_manifest(manifest, overwrite=True)
                     added += 1
             except Exception as exc:
@@ -265,7 +295,7 @@ class ModelRegistryV2:
         return added
 
 
-def _import_class(resolved: ResolvedModel) -> Any:
+def _import_class(resolved: ResolvedModel, install_hint: str | None = None) -> Any:
     path = resolved.class_path
     module_name = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
     try:
@@ -280,10 +310,13 @@ def _import_class(resolved: ResolvedModel) -> Any:
             raise ModelClassError(
                 f"model '{resolved.model_id}': module '{missing}' of {path} does not exist"
             ) from exc
-        hint = f"pip install {missing}" if missing else "install its dependencies"
+        if install_hint:
+            hint = f"Install what it needs with: {install_hint}"
+        else:
+            pip = f"pip install {missing}" if missing else "install its dependencies"
+            hint = f"Is a dependency missing ({pip}, or an extra such as {INSTALL_HF})?"
         raise ModelClassError(
-            f"model '{resolved.model_id}' could not be imported from {path}: {exc}. "
-            f"Is a dependency missing ({hint}, or an extra such as pip install 'lmms_eval[hf]')?"
+            f"model '{resolved.model_id}' could not be imported from {path}: {exc}. {hint}"
         ) from exc
     except AttributeError as exc:
         raise ModelClassError(f"model '{resolved.model_id}': {path} does not exist ({exc})") from exc
@@ -324,7 +357,9 @@ def _manifests_from(payload: Any) -> list[ModelManifest]:
 
 def class_path_of(cls: type[Any]) -> str:
     """``"module:QualName"`` of a class (importable unless the class is local to a function)."""
-    return f"{cls.__module__}:{cls.__qualname__}"
+    path = path_of(cls)
+    assert path is not None
+    return path
 
 
 def register_model_class(
@@ -332,18 +367,19 @@ def register_model_class(
     cls: type[Any],
     aliases: tuple[str, ...] = (),
     registry: ModelRegistryV2 | None = None,
+    overwrite: bool = False,
 ) -> ModelManifest:
     """Register a class object under ``model_id`` (chat or simple from its ``is_simple``).
 
     The class itself is remembered, so classes defined in ``__main__``, scripts or tests resolve
-    without an import. Replaces an earlier registration of the same kind (``overwrite``).
+    without an import. A different class of the same kind under ``model_id`` is an error unless
+    ``overwrite``; the same class (or its module imported again) is not.
     """
     if registry is None:
         from lmms_eval.models import MODEL_REGISTRY_V2
 
         registry = MODEL_REGISTRY_V2
     path = class_path_of(cls)
-    registry.register_class(path, cls)
     is_simple = bool(getattr(cls, "is_simple", True))
     manifest = ModelManifest(
         model_id=model_id,
@@ -351,5 +387,6 @@ def register_model_class(
         chat_class_path=None if is_simple else path,
         aliases=aliases,
     )
-    registry.register_manifest(manifest, overwrite=True)
+    registry.register_class(path, cls)  # first, so that the manifest never names an unknown local class
+    registry.register_manifest(manifest, overwrite=overwrite)
     return manifest

@@ -21,10 +21,12 @@ import logging
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
+from lmms_eval.api.registry import Registry, path_of
 from lmms_eval.stats.estimates import DEFAULT_ALPHA, Estimate, cluster_label
 
 logger = logging.getLogger(__name__)
@@ -32,18 +34,49 @@ logger = logging.getLogger(__name__)
 BatchFn = Callable[[Sequence[Any], np.ndarray], np.ndarray]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_BATCHED: dict[Callable[..., Any], BatchFn] = {}
 _MAX_CELLS_PER_CHUNK = 4_000_000  # resample-index cells held at once (16 MB of int32)
 _SLOW_LOOP_WARNING_S = 30.0
 
 
-def register_batched(aggregate: Callable[..., Any], batch: BatchFn) -> None:
+@dataclass(frozen=True)
+class BatchedForm:
+    """An aggregation and its vectorised form (an entry of :data:`BATCHED_STATISTICS`)."""
+
+    aggregate: Callable[..., Any]
+    batch: BatchFn
+
+    def __str__(self) -> str:
+        return f"{path_of(self.batch) or self.batch!r} for {path_of(self.aggregate) or self.aggregate!r}"
+
+
+BATCHED_STATISTICS: Registry[BatchedForm] = Registry(
+    "batched statistic", "lmms_eval.stats.register_batched(aggregate, batch)"
+)
+"""``"module:QualName"`` of an aggregation -> its :class:`BatchedForm`."""
+
+
+def _key(aggregate: Callable[..., Any]) -> str:
+    """The registry name of ``aggregate``: its path, or (objects without one) its type and id."""
+    kind = type(aggregate)
+    return path_of(aggregate) or f"{kind.__module__}:{kind.__qualname__}@{id(aggregate):x}"
+
+
+def register_batched(aggregate: Callable[..., Any], batch: BatchFn, overwrite: bool = False) -> None:
     """Declare ``batch(items, idx) -> values`` as the vectorised form of ``aggregate``.
 
     ``idx`` is an int array of shape ``(resamples, n)``; the result has one value per row and must
-    equal ``aggregate([items[i] for i in row])`` for each row.
+    equal ``aggregate([items[i] for i in row])`` for each row. A different batch for an aggregation
+    of the same name is an error unless ``overwrite``; the same definitions again are not.
     """
-    _BATCHED[aggregate] = batch
+    BATCHED_STATISTICS.register(_key(aggregate), BatchedForm(aggregate, batch), overwrite=overwrite)
+
+
+def _registered_batch(aggregate: Callable[..., Any]) -> BatchFn | None:
+    key = _key(aggregate)
+    if key not in BATCHED_STATISTICS:
+        return None
+    form = BATCHED_STATISTICS.get(key)
+    return form.batch if form.aggregate is aggregate else None  # another function of that name
 
 
 def vectorised(batch: BatchFn) -> Callable[[F], F]:
@@ -107,7 +140,7 @@ def _call(aggregate: Callable[..., Any], sample: list[Any]) -> float:
 
 def resolve_batch(aggregate: Callable[..., Any], items: Sequence[Any]) -> tuple[BatchFn | None, str]:
     """The batched form of ``aggregate`` for these items and how it was found."""
-    declared = _BATCHED.get(aggregate) or getattr(aggregate, "bootstrap_batch", None)
+    declared = _registered_batch(aggregate) or getattr(aggregate, "bootstrap_batch", None)
     if declared is not None:
         return declared, "vectorised"
     auto = _auto_batch(aggregate, items)

@@ -1,50 +1,52 @@
 """Judge providers and :func:`get_server`.
 
-``PROVIDERS`` maps a provider name to its class (``"module:Class"`` strings are imported on first
-use, so registering a provider costs no import). ``register_provider`` adds one.
+:data:`JUDGE_PROVIDERS` is a :class:`~lmms_eval.api.registry.Registry` of provider classes; the
+built-ins are lazy ``"module:Class"`` paths imported on first use, so registering a provider costs
+no import. :func:`register_provider` adds one; ``PROVIDERS`` is a read-only view of the registry.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
-from lmms_eval.errors import ConfigError, did_you_mean
+from lmms_eval.api.registry import Registry, RegistryView
+from lmms_eval.errors import ConfigError
 from lmms_eval.llm_judge.base import JudgeServer
 from lmms_eval.llm_judge.config import ServerConfig
 
 DEFAULT_PROVIDER = "openai"
 
-PROVIDERS: dict[str, str | type[JudgeServer]] = {
-    "openai": "lmms_eval.llm_judge.providers.openai:OpenAIJudge",
-    "async_openai": "lmms_eval.llm_judge.providers.openai:AsyncOpenAIJudge",
-    "dummy": "lmms_eval.llm_judge.providers.dummy:DummyJudge",
-}
+
+def _check_provider(name: str, obj: Any) -> None:
+    if not (isinstance(obj, type) and issubclass(obj, JudgeServer)):
+        raise ConfigError(f"judge provider '{name}' ({obj!r}) is not a JudgeServer subclass")
+
+
+JUDGE_PROVIDERS: Registry[type[JudgeServer]] = Registry(
+    "judge provider",
+    "lmms_eval.llm_judge.register_provider(name, JudgeServerSubclass)",
+    error_type=ConfigError,
+    check=_check_provider,
+)
+JUDGE_PROVIDERS.register("openai", "lmms_eval.llm_judge.providers.openai:OpenAIJudge")
+JUDGE_PROVIDERS.register("async_openai", "lmms_eval.llm_judge.providers.openai:AsyncOpenAIJudge")
+JUDGE_PROVIDERS.register("dummy", "lmms_eval.llm_judge.providers.dummy:DummyJudge")
+
+PROVIDERS: RegistryView[type[JudgeServer]] = JUDGE_PROVIDERS.view("PROVIDERS")
+"""Provider name -> class (read-only; classes are imported when an item is read)."""
 
 
 def register_provider(name: str, provider: str | type[JudgeServer], overwrite: bool = False) -> None:
     """Make ``provider`` (a class or ``"module:Class"``) available to :func:`get_server` as ``name``."""
-    if name in PROVIDERS and not overwrite:
-        raise ValueError(f"judge provider '{name}' is already registered; pass overwrite=True to replace it")
-    PROVIDERS[name] = provider
+    if isinstance(provider, type):
+        _check_provider(name, provider)
+    JUDGE_PROVIDERS.register(name, provider, overwrite=overwrite)
 
 
 def provider_class(name: str) -> type[JudgeServer]:
     """The class registered as ``name``; :class:`ConfigError` with suggestions for unknown names."""
-    entry = PROVIDERS.get(name)
-    if entry is None:
-        raise ConfigError(
-            f"unknown judge provider '{name}' (API_TYPE / server_name).{did_you_mean(name, PROVIDERS)} "
-            f"Available: {', '.join(sorted(PROVIDERS))}"
-        )
-    if isinstance(entry, str):
-        module_name, _, attr = entry.partition(":")
-        entry = getattr(importlib.import_module(module_name), attr)
-        if not (isinstance(entry, type) and issubclass(entry, JudgeServer)):
-            raise ConfigError(f"judge provider '{name}' ({PROVIDERS[name]}) is not a JudgeServer subclass")
-        PROVIDERS[name] = entry
-    return entry
+    return JUDGE_PROVIDERS.get(name)
 
 
 def get_server(
@@ -56,9 +58,16 @@ def get_server(
     ``reply=`` for ``dummy``). No connection is made until the first judge call.
     """
     name = (server_name or os.environ.get("API_TYPE") or DEFAULT_PROVIDER).strip()
-    if name not in PROVIDERS and name.lower() in PROVIDERS:
+    if name not in JUDGE_PROVIDERS and name.lower() in JUDGE_PROVIDERS:
         name = name.lower()
     return provider_class(name)(config=config, **kwargs)
 
 
-__all__ = ["DEFAULT_PROVIDER", "PROVIDERS", "get_server", "provider_class", "register_provider"]
+__all__ = [
+    "DEFAULT_PROVIDER",
+    "JUDGE_PROVIDERS",
+    "PROVIDERS",
+    "get_server",
+    "provider_class",
+    "register_provider",
+]

@@ -12,7 +12,8 @@ the asyncio variant with the same arguments. Model args:
   ``adaptive_concurrency`` (true: pace attempts at the rate the server admits once it answers many
   of them HTTP 429; see :mod:`lmms_eval.models.api.concurrency`);
 * ``max_frames_num`` (10 frames sampled evenly from a video given as a list of frames or a folder
-  of frame images), ``pass_video_url`` (send videos as a ``video_url`` instead);
+  of frame images: the centre frame of each of 10 equal segments, see :mod:`lmms_eval.media.video`),
+  ``pass_video_url`` (send videos as a ``video_url`` instead);
 * ``system_prompt`` (text or a path to a text file; not added when the messages already start
   with a system message), ``max_new_tokens`` (1024, when the task sets none),
   ``reasoning`` (true/false; default: detected from the model name);
@@ -43,15 +44,14 @@ finished before it were already reported to the gate.
 from __future__ import annotations
 
 import logging
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
+from lmms_eval.media import is_frame_video, sample_video_frames
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.api.concurrency import AdaptiveConcurrency, run_in_threads
 from lmms_eval.models.api.http import ChatCompletion, ChatCompletionClient, RequestFailedError
@@ -63,7 +63,6 @@ DEFAULT_MAX_NEW_TOKENS = 1024
 # requests in progress per attempt slot: the extra ones wait out retry delays without idling a slot
 REQUESTS_PER_SLOT = 2
 MAX_STOP_SEQUENCES = 4  # the OpenAI API accepts at most 4
-FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
 # gen_kwargs understood here; others are logged once and not sent
 GEN_KWARGS = frozenset(
     {
@@ -92,37 +91,6 @@ def stop_strings(until: Any) -> list[str]:
     """``until`` as a list of non-empty stop strings."""
     items = [until] if isinstance(until, str) else list(until or [])
     return [str(s) for s in items if s]
-
-
-def sample_video_frames(source: Any, max_frames: int | None) -> list[Any]:
-    """At most ``max_frames`` evenly spread frames of a frame list or a folder of frame images."""
-    if isinstance(source, dict):
-        source = source.get("frames") or source.get("path") or source.get("url")
-    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-        frames: list[Any] = sorted(
-            (str(p) for p in Path(source).iterdir() if p.suffix.lower() in FRAME_SUFFIXES),
-            key=_natural_key,
-        )
-        if not frames:
-            raise LmmsEvalError(
-                f"video folder '{source}' holds no frame images ({', '.join(FRAME_SUFFIXES)})"
-            )
-    elif isinstance(source, (list, tuple)):
-        frames = list(source)
-    else:
-        raise LmmsEvalError(
-            f"video {str(source)[:200]!r}: the openai backends send a video as frames (a list of images "
-            "or a folder of frame images), or as a URL with pass_video_url=True"
-        )
-    total = len(frames)
-    if not max_frames or max_frames <= 0 or total <= max_frames:
-        return frames
-    return [frames[int((i + 0.5) * total / max_frames)] for i in range(max_frames)]
-
-
-def _natural_key(name: str) -> list[Any]:
-    """``frame_2`` sorts before ``frame_10``."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
 class OpenAICompatible(lmms):
@@ -204,7 +172,13 @@ class OpenAICompatible(lmms):
         return payload, until
 
     def _frames(self, source: Any) -> list[Any]:
-        return sample_video_frames(source, self.max_frames_num)
+        """``max_frames_num`` frames of a frame-list or frame-folder video, centred in equal segments."""
+        if not is_frame_video(source):
+            raise LmmsEvalError(
+                f"video {str(source)[:200]!r}: the openai backends send a video as frames (a list of images "
+                "or a folder of frame images), or as a URL with pass_video_url=True"
+            )
+        return sample_video_frames(source, self.max_frames_num, sampling="centered")
 
     def generation_params(self, gen_kwargs: dict[str, Any], until: list[str]) -> dict[str, Any]:
         """API parameters from a task's generation kwargs (see the module docstring)."""

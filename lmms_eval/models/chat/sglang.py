@@ -34,6 +34,7 @@ from typing import Any
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
+from lmms_eval.media import load_image
 from lmms_eval.models._common import apply_stop_strings
 from lmms_eval.models.chat.vllm import (
     DEFAULT_BATCH_SIZE,
@@ -46,6 +47,7 @@ from lmms_eval.models.chat.vllm import (
     pick,
     request_chat_messages,
 )
+from lmms_eval.models.registry_v2 import INSTALL_SGLANG as SGLANG_INSTALL
 from lmms_eval.protocol import (
     ChatAudioContent,
     ChatImageContent,
@@ -56,7 +58,6 @@ from lmms_eval.protocol import (
 
 logger = logging.getLogger(__name__)
 
-SGLANG_INSTALL = 'pip install "sglang[all]"'
 
 Renderer = Callable[[list[dict[str, Any]]], str]
 
@@ -87,8 +88,6 @@ def image_data_item(source: Any) -> Any:
         return os.fspath(source)
     if isinstance(source, str):
         return source
-    from lmms_eval.models.hf.backend import load_image
-
     return load_image(source)
 
 

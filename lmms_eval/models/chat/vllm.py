@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,8 +41,10 @@ from typing import Any
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
+from lmms_eval.media import is_frame_video, is_video, load_video_frames
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.hf.runtime import DependencyImportError, import_dependency
+from lmms_eval.models.registry_v2 import INSTALL_VLLM as VLLM_INSTALL
 from lmms_eval.protocol import ChatImageContent, ChatMessage, ChatMessages, ChatVideoContent
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_NEW_TOKENS = 4096
 DEFAULT_MAX_FRAMES_NUM = 32
 DEFAULT_BATCH_SIZE = 64
-VLLM_INSTALL = "pip install vllm"
+
 # gen_kwargs keys the engine backends understand; others are logged once and ignored
 ENGINE_GEN_KWARGS = frozenset({"until", "max_new_tokens", "temperature", "top_p", "do_sample"})
 
@@ -208,18 +209,9 @@ class UnknownGenKwargs:
 # -- messages ----------------------------------------------------------------------------------------
 
 
-VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".flv", ".wmv", ".m4v", ".mpeg", ".mpg")
-
-
-def _looks_like_video(visual: Any) -> bool:
-    if isinstance(visual, (str, os.PathLike)):
-        return os.fspath(visual).lower().endswith(VIDEO_SUFFIXES)
-    return _is_frame_source(visual)
-
-
 def _simple_layout_messages(context: str, visuals: Sequence[Any]) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = [
-        {"type": "video" if _looks_like_video(v) else "image", "url": v} for v in visuals if v is not None
+        {"type": "video" if is_video(v) else "image", "url": v} for v in visuals if v is not None
     ]
     content.append({"type": "text", "text": context})
     return [{"role": "user", "content": content}]
@@ -236,27 +228,18 @@ def request_chat_messages(request: Instance, doc: Any) -> ChatMessages:
     return ChatMessages.from_raw(_simple_layout_messages(str(first), visuals))
 
 
-def _is_frame_source(url: Any) -> bool:
-    if isinstance(url, (list, tuple)):
-        return True
-    if isinstance(url, dict):
-        return "frames" in url
-    return isinstance(url, (str, os.PathLike)) and os.path.isdir(os.fspath(url))
-
-
 def expand_frame_videos(messages: ChatMessages, max_frames_num: int | None) -> ChatMessages:
-    """Videos given as frame lists or frame folders become ``max_frames_num`` evenly sampled images.
+    """Videos given as frame lists or frame folders become ``max_frames_num`` evenly sampled images
+    (:func:`lmms_eval.media.load_video_frames`, first and last frame included).
 
     Other videos (files, URLs) are left as video parts.
     """
-    from lmms_eval.models.hf.backend import load_video_frames
-
     changed = False
     out: list[ChatMessage] = []
     for message in messages.messages:
         parts: list[Any] = []
         for part in message.content:
-            if isinstance(part, ChatVideoContent) and _is_frame_source(part.url):
+            if isinstance(part, ChatVideoContent) and is_frame_video(part.url):
                 parts.extend(
                     ChatImageContent(url=frame) for frame in load_video_frames(part.url, max_frames_num)
                 )

@@ -47,10 +47,12 @@ Multi-round generation
     requests fall back to one :meth:`generate_until` round.
 
 Media
-    Images may be PIL images, paths, bytes, arrays or ``{"bytes"|"path": ...}`` dicts. A video is a
-    list of frames (PIL images or paths) or a folder of frame images; ``max_num_frames`` frames are
-    sampled evenly and given to the model as consecutive images (no video decoding library is
-    needed, and no family uses its native video path here). Audio is not supported.
+    Read by :mod:`lmms_eval.media`: images with :func:`~lmms_eval.media.load_image` (PIL images,
+    paths, bytes, arrays, ``data:`` URIs, ``{"bytes"|"path": ...}`` dicts); a video is a list of
+    frames or a folder of frame images, of which :func:`~lmms_eval.media.load_video_frames` samples
+    ``max_num_frames`` evenly (first and last included) and gives them to the model as consecutive
+    images (no video decoding library is needed, and no family uses its native video path here).
+    Audio is not supported.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import hashlib
-import io
 import json
 import logging
 import os
@@ -72,6 +73,7 @@ from typing import Any, ClassVar, TypeVar
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
+from lmms_eval.media import is_video, load_image, load_video_frames
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.hf.hub import loading_errors, resolve_checkpoint
 from lmms_eval.models.hf.runtime import fit_threads_to_model, import_torch, import_transformers
@@ -86,7 +88,6 @@ DEMO_FOLDER = Path(__file__).resolve().parents[2] / "demo" / "tiny_vlm"
 DEFAULT_MAX_NEW_TOKENS = 256
 DEFAULT_MAX_ROUNDS = 5
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 IMAGE_PLACEHOLDER = "<image>"
 # gen_kwargs keys the engine understands; others are logged once and ignored
 GEN_KWARGS = ("until", "max_new_tokens", "temperature", "top_p", "do_sample", "num_beams", "max_rounds")
@@ -138,77 +139,6 @@ def read_text_or_file(value: str | None) -> str | None:
     if value and os.path.isfile(value):
         return Path(value).read_text(encoding="utf-8")
     return value
-
-
-# -- media -------------------------------------------------------------------------------------------
-
-
-def load_image(source: Any) -> Any:
-    """An RGB PIL image from a PIL image, a path, bytes, an array or a ``{"bytes"|"path"}`` dict."""
-    from PIL import Image
-
-    if isinstance(source, dict):
-        source = source.get("bytes") or source.get("path") or source.get("url")
-    if isinstance(source, Image.Image):
-        image = source
-    elif isinstance(source, (bytes, bytearray)):
-        image = Image.open(io.BytesIO(bytes(source)))
-    elif isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if path.startswith(("http://", "https://")):
-            raise LmmsEvalError(f"image URLs are not fetched by the transformers backend: {path}")
-        if not os.path.isfile(path):
-            raise LmmsEvalError(f"image file not found: {path}")
-        image = Image.open(path)
-    elif hasattr(source, "__array__"):
-        import numpy as np
-
-        image = Image.fromarray(np.asarray(source))
-    else:
-        raise LmmsEvalError(f"cannot read a {type(source).__name__} as an image")
-    return image if image.mode == "RGB" else image.convert("RGB")
-
-
-def sample_frame_indices(total: int, count: int | None) -> list[int]:
-    """``count`` indices spread evenly over ``range(total)`` (all of them when ``total <= count``)."""
-    if count is None or count <= 0 or total <= count:
-        return list(range(total))
-    if count == 1:
-        return [total // 2]
-    return [round(i * (total - 1) / (count - 1)) for i in range(count)]
-
-
-def load_video_frames(source: Any, max_num_frames: int | None) -> list[Any]:
-    """At most ``max_num_frames`` evenly sampled RGB frames of a frame list or a frame folder."""
-    if isinstance(source, dict):
-        source = source.get("frames") or source.get("path") or source.get("url")
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_dir():
-            raise LmmsEvalError(
-                f"video '{path}': the transformers backend reads videos given as a list of frames or a "
-                "folder of frame images; decode the file into frames first"
-            )
-        frames: list[Any] = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-        if not frames:
-            raise LmmsEvalError(f"video folder '{path}' holds no frame images ({', '.join(IMAGE_SUFFIXES)})")
-    elif isinstance(source, (list, tuple)):
-        frames = list(source)
-    else:
-        raise LmmsEvalError(
-            f"cannot read a {type(source).__name__} as a video; give a list of frames or a folder"
-        )
-    return [load_image(frames[i]) for i in sample_frame_indices(len(frames), max_num_frames)]
-
-
-def _is_video(visual: Any) -> bool:
-    """Whether a ``doc_to_visual`` item is a video (a frame list or a folder) rather than an image."""
-    if isinstance(visual, (list, tuple)):
-        return True
-    if isinstance(visual, (str, os.PathLike)):
-        path = Path(visual)
-        return path.is_dir() or (path.suffix.lower() not in IMAGE_SUFFIXES and path.suffix != "")
-    return False
 
 
 # -- request preparation -----------------------------------------------------------------------------
@@ -487,7 +417,7 @@ class HFVisionLanguageModel(lmms):
         media: list[dict[str, Any]] = []
         for visual in visuals:
             media.append(
-                {"type": "video", "url": visual} if _is_video(visual) else {"type": "image", "url": visual}
+                {"type": "video", "url": visual} if is_video(visual) else {"type": "image", "url": visual}
             )
         pieces = context.split(IMAGE_PLACEHOLDER)
         images = [m for m in media if m["type"] == "image"]
@@ -870,8 +800,5 @@ __all__ = [
     "GenerationSettings",
     "HFVisionLanguageModel",
     "Prompt",
-    "load_image",
-    "load_video_frames",
     "resolve_pretrained",
-    "sample_frame_indices",
 ]

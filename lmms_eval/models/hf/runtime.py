@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval.errors import ConfigError, LmmsEvalError, MissingDependencyError
+from lmms_eval.models.registry_v2 import INSTALL_HF as HF_INSTALL
 
 logger = logging.getLogger(__name__)
 
-HF_INSTALL = "pip install 'lmms_eval[hf]'"
+
 THREADS_ENV = "LMMS_EVAL_NUM_THREADS"
 USER_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
