@@ -19,10 +19,10 @@ from lmms_eval.cli import main
 
 def parse_eval_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The ``eval`` flags of ``argv`` (default: ``sys.argv[1:]``), every option set (defaults filled in)."""
-    from lmms_eval.cli.eval import DEFAULTS, build_parser
+    from lmms_eval.cli.eval import build_parser, defaults
 
     args = build_parser(prog="lmms-eval").parse_args(argv)
-    for name, default in DEFAULTS.items():
+    for name, default in defaults().items():
         if not hasattr(args, name):
             setattr(args, name, default)
     return args
@@ -37,10 +37,11 @@ def cli_evaluate(args: argparse.Namespace | None = None) -> int:
     from lmms_eval.cli import run_handler
 
     parsed = parse_eval_args() if args is None else args
+    default = eval_cmd.defaults()
     explicit = {
         name: value
         for name, value in vars(parsed).items()
-        if name not in eval_cmd.DEFAULTS or value != eval_cmd.DEFAULTS[name] or name == "config"
+        if name not in default or value != default[name] or name == "config"
     }
     return run_handler(eval_cmd.run, argparse.Namespace(**explicit))
 

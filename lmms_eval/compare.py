@@ -1,8 +1,9 @@
 """Doc-by-doc comparison of two runs: ``lmms-eval compare A B`` and ``--baseline PATH``.
 
-Both runs are read from their per-document samples (``{timestamp}_samples_{task}.jsonl``); a run is a
-results folder (the newest ``*_results.json`` inside, searched recursively), one ``*_results.json``
-(with the samples files of the same timestamp next to it), or one or more samples files. Per task and
+Both runs are read from their per-document samples (``{timestamp}_samples_{task}.jsonl``) through
+:mod:`lmms_eval.results`; a run is a results folder (the newest ``*_results.json`` inside, searched
+recursively), one ``*_results.json`` (with the samples files of the same timestamp next to it), or
+one or more samples files. Per task and
 ``"<metric>,<filter>"`` key, documents are matched by ``doc_id``:
 
 * a doc whose ``doc_hash`` differs between the runs is *mismatched* (the runs saw different content):
@@ -17,17 +18,18 @@ a mean (e.g. perplexity), the note on its row says so.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
-import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lmms_eval.errors import LmmsEvalError, did_you_mean
+from lmms_eval.results.layout import find_runs, parse_name, run_of, sibling_results, task_name
+from lmms_eval.results.samples import SampleRecord, read_samples
+from lmms_eval.results.schema import ResultsFile
 from lmms_eval.stats.estimates import DEFAULT_ALPHA
 from lmms_eval.stats.paired import PairedResult, paired_comparison
 
@@ -35,17 +37,7 @@ logger = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 
-#: Sample-record fields that are never metrics (ours and the published package's).
-RESERVED_FIELDS = frozenset(
-    {
-        "doc_id", "doc_hash", "doc", "target", "target_hash", "input", "prompt_hash", "arguments",
-        "resps", "filtered_resps", "filter", "token_counts", "cluster", "task", "task_name", "repeat",
-    }
-)  # fmt: skip
 MAX_IDS = 10  # doc ids listed per category in reports
-RESULTS_SUFFIX = "_results.json"
-SAMPLES_MARK = "_samples_"
-_STAMP_RE = re.compile(r"^(?P<stamp>\d{8}_\d{6}(?:\.\d+)?)(?:_(?P<n>\d+))?$")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -106,25 +98,25 @@ class TaskScores:
         if cluster is not None and doc_id not in self.clusters:
             self.clusters[doc_id] = _hashable(cluster)
 
-    def add_record(self, record: Mapping[str, Any]) -> None:
-        """Every metric of one samples line (the dict ``postprocess.sample_record`` builds)."""
-        doc_id = int(record["doc_id"])
-        filter_key = str(record.get("filter", "none"))
-        doc_hash = record.get("doc_hash")
-        cluster = record.get("cluster")
+    def add_record(self, record: SampleRecord | Mapping[str, Any]) -> None:
+        """Every metric of one samples line (a record, or a dict in the samples-line layout)."""
+        if not isinstance(record, SampleRecord):
+            record = SampleRecord.from_dict(record)
+        filter_key = "none" if record.filter is None else str(record.filter)
+        scores = record.scores()  # not text or lists: a metric without a number (e.g. a parsed answer)
+        cluster = record.cluster
         if cluster is None and self.cluster_key:
             cluster = next(
                 (
                     v[self.cluster_key]
-                    for v in record.values()
+                    for v in scores.values()
                     if isinstance(v, Mapping) and self.cluster_key in v
                 ),
                 None,
             )
-        for name, value in record.items():
-            if name in RESERVED_FIELDS or isinstance(value, (str, bytes, list, tuple)):
-                continue  # not a metric, or a metric without a number (e.g. a parsed answer)
-            self.add(doc_id, name, filter_key, value, str(doc_hash) if doc_hash else None, cluster)
+        doc_hash = str(record.doc_hash) if record.doc_hash else None
+        for name, value in scores.items():
+            self.add(record.doc_id, name, filter_key, value, doc_hash, cluster)
 
     def metric_keys(self) -> list[str]:
         """The ``"<metric>,<filter>"`` keys with at least one numeric value."""
@@ -175,74 +167,35 @@ class RunScores:
         return task
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LmmsEvalError(f"{path}: cannot read the results JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise LmmsEvalError(f"{path}: not a results JSON (expected an object)")
-    return data
-
-
-def _stamp_of(path: Path) -> str | None:
-    name = path.name
-    if name.endswith(RESULTS_SUFFIX):
-        return name[: -len(RESULTS_SUFFIX)]
-    if SAMPLES_MARK in name and name.endswith(".jsonl"):
-        return name.partition(SAMPLES_MARK)[0]
-    return None
-
-
-def _newness(path: Path) -> tuple[str, int, float]:
-    """Sort key: the timestamp in the name (``_2`` suffixes after the plain stamp), then mtime."""
-    match = _STAMP_RE.match(_stamp_of(path) or "")
-    stamp, n = (match["stamp"], int(match["n"] or 1)) if match else ("", 0)
-    return stamp, n, path.stat().st_mtime
-
-
-def _samples_of(results_file: Path) -> list[Path]:
-    prefix = f"{_stamp_of(results_file)}{SAMPLES_MARK}"
-    return sorted(
-        p for p in results_file.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".jsonl")
-    )
-
-
-def _find_in_folder(folder: Path) -> tuple[Path | None, list[Path]]:
-    """The newest complete results JSON under ``folder`` and its samples (else the newest samples)."""
-    for candidate in sorted(folder.rglob(f"*{RESULTS_SUFFIX}"), key=_newness, reverse=True):
-        data = _read_json(candidate)
-        if isinstance(data.get("results"), dict) and data["results"]:
-            if data.get("status") not in (None, "completed"):
-                logger.warning("%s: the run did not finish (status '%s')", candidate, data.get("status"))
-            return candidate, _samples_of(candidate)
-        logger.info("%s holds no results yet; skipped", candidate)
-    samples = sorted(folder.rglob(f"*{SAMPLES_MARK}*.jsonl"), key=_newness, reverse=True)
-    if not samples:
+def _find_in_folder(folder: Path) -> tuple[ResultsFile | None, Path | None, list[Path]]:
+    """The newest run under ``folder`` whose results file holds results, and its samples (else the
+    newest set of samples files)."""
+    runs = find_runs(folder)
+    for run in runs:
+        if run.results is None:
+            continue
+        results = ResultsFile.load(run.results)
+        if results.results:
+            if results.status not in (None, "completed"):
+                logger.warning("%s: the run did not finish (status '%s')", run.results, results.status)
+            return results, run.results, run.sample_files()
+        logger.info("%s holds no results yet; skipped", run.results)
+    with_samples = [run for run in runs if run.samples]
+    if not with_samples:
         raise LmmsEvalError(f"{folder}: no *_results.json or *_samples_*.jsonl files in this folder")
-    newest = samples[0]
-    prefix = f"{_stamp_of(newest)}{SAMPLES_MARK}"
-    return None, sorted(p for p in samples if p.parent == newest.parent and p.name.startswith(prefix))
+    return None, None, with_samples[0].sample_files()
 
 
-def _resolve(path: Path) -> tuple[Path | None, list[Path]]:
+def _resolve(path: Path) -> tuple[ResultsFile | None, Path | None, list[Path]]:
     if not path.exists():
         raise LmmsEvalError(f"{path}: no such file or folder")
     if path.is_dir():
         return _find_in_folder(path)
     if path.name.endswith(".json"):
-        return path, _samples_of(path)
+        return ResultsFile.load(path), path, run_of(path).sample_files()
     if path.name.endswith(".jsonl"):
-        return None, [path]
+        return None, None, [path]
     raise LmmsEvalError(f"{path}: expected a results folder, a *_results.json file or samples *.jsonl files")
-
-
-def _sibling_results(sample_file: Path) -> Path | None:
-    stamp = _stamp_of(sample_file)
-    if not stamp:
-        return None
-    candidate = sample_file.parent / f"{stamp}{RESULTS_SUFFIX}"
-    return candidate if candidate.is_file() else None
 
 
 def _aggregation_of(config: Mapping[str, Any], metric: str) -> str | None:
@@ -260,16 +213,13 @@ def _aggregation_of(config: Mapping[str, Any], metric: str) -> str | None:
         return None
 
 
-def _task_from_file(
-    sample_file: Path, results: Mapping[str, Any] | None
-) -> tuple[TaskScores, Mapping[str, Any]]:
-    """An empty task named after the samples file, with its config from the results JSON."""
-    stamp = _stamp_of(sample_file)
-    configs: Mapping[str, Any] = (results or {}).get("configs") or {}
-    known = {name.replace("/", "__"): name for name in [*configs, *((results or {}).get("results") or {})]}
-    if stamp is not None and SAMPLES_MARK in sample_file.name:
-        safe = sample_file.name[len(stamp) + len(SAMPLES_MARK) : -len(".jsonl")]
-        task = TaskScores(known.get(safe, safe))
+def _task_from_file(sample_file: Path, results: ResultsFile | None) -> tuple[TaskScores, Mapping[str, Any]]:
+    """An empty task named after the samples file, with its config from the results file."""
+    parsed = parse_name(sample_file.name)
+    configs = results.configs if results is not None else {}
+    if parsed is not None and parsed.kind == "samples" and parsed.task is not None:
+        known = [*configs, *(results.results if results is not None else {})]
+        task = TaskScores(task_name(parsed.task, known))
     else:
         task = TaskScores(sample_file.stem, named=False)
     config = configs.get(task.name)
@@ -280,24 +230,26 @@ def _task_from_file(
     return task, config
 
 
-def _read_samples(sample_file: Path, task: TaskScores) -> None:
-    try:
-        handle = sample_file.open(encoding="utf-8")
-    except OSError as exc:
-        raise LmmsEvalError(f"{sample_file}: cannot read ({exc})") from None
-    with handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-                task.add_record(record)
-            except (json.JSONDecodeError, ValueError, TypeError, KeyError) as exc:
-                raise LmmsEvalError(
-                    f"{sample_file}:{line_no}: not a samples record with a doc_id ({exc})"
-                ) from None
+def _read_samples(sample_file: Path, task: TaskScores, results: ResultsFile | None) -> None:
+    """Add the records of one samples file (the published layout is detected from the results file)."""
+    published = results.loaded_version is None if results is not None else None
+    for record in read_samples(sample_file, published):
+        task.add_record(record)
+
+
+def _paths_of(
+    path: PathLike | Sequence[PathLike],
+) -> tuple[list[Path], ResultsFile | None, Path | None, list[Path]]:
+    """The paths given, and the results file (loaded) and samples files they stand for."""
+    paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
+    if not paths:
+        raise LmmsEvalError("no run to load: give a results folder, results JSON or samples JSONL")
+    if len(paths) == 1:
+        return (paths, *_resolve(paths[0]))
+    for p in paths:
+        if not p.is_file() or not p.name.endswith(".jsonl"):
+            raise LmmsEvalError(f"{p}: several paths must all be samples *.jsonl files")
+    return paths, None, None, paths
 
 
 def load_doc_scores(path: PathLike | Sequence[PathLike]) -> RunScores:
@@ -305,20 +257,10 @@ def load_doc_scores(path: PathLike | Sequence[PathLike]) -> RunScores:
 
     A folder is searched recursively for the newest ``*_results.json`` that holds results; its samples
     files (same timestamp, same folder) are read. The task config in the results JSON gives each task's
-    ``score_key`` (for dict-valued metrics) and ``cluster_key``.
+    ``score_key`` (for dict-valued metrics) and ``cluster_key``. Files of every schema version load
+    (:mod:`lmms_eval.results.versions`).
     """
-    paths = [Path(path)] if isinstance(path, (str, os.PathLike)) else [Path(p) for p in path]
-    if not paths:
-        raise LmmsEvalError("no run to load: give a results folder, results JSON or samples JSONL")
-    if len(paths) == 1:
-        results_file, sample_files = _resolve(paths[0])
-    else:
-        results_file, sample_files = None, []
-        for p in paths:
-            if not p.is_file() or not p.name.endswith(".jsonl"):
-                raise LmmsEvalError(f"{p}: several paths must all be samples *.jsonl files")
-            sample_files.append(p)
-    results = _read_json(results_file) if results_file is not None else None
+    paths, results, results_file, sample_files = _paths_of(path)
     if results_file is not None and not sample_files:
         raise LmmsEvalError(
             f"{results_file}: no samples files next to it (the run needs --log_samples for a comparison)"
@@ -327,18 +269,19 @@ def load_doc_scores(path: PathLike | Sequence[PathLike]) -> RunScores:
         label=str(paths[0]) if len(paths) == 1 else ", ".join(map(str, paths)),
         results_file=str(results_file) if results_file else None,
         sample_files=[str(p) for p in sample_files],
-        model_name=(results or {}).get("model_name"),
+        model_name=results.model_name if results is not None else None,
     )
-    results_cache: dict[Path, dict[str, Any]] = {results_file: results} if results_file and results else {}
+    loaded: dict[Path, ResultsFile] = {results_file: results} if results_file and results else {}
     configs: dict[str, Mapping[str, Any]] = {}
     for sample_file in sample_files:
-        sibling = _sibling_results(sample_file)
-        if sibling is not None and sibling not in results_cache:
-            results_cache[sibling] = _read_json(sibling)
-        task, config = _task_from_file(sample_file, results_cache.get(sibling) if sibling else results)
+        sibling = sibling_results(sample_file)
+        if sibling is not None and sibling not in loaded:
+            loaded[sibling] = ResultsFile.load(sibling)
+        own = loaded[sibling] if sibling is not None else results
+        task, config = _task_from_file(sample_file, own)
         task = run.tasks.setdefault(task.name, task)
         configs.setdefault(task.name, config)
-        _read_samples(sample_file, task)
+        _read_samples(sample_file, task, own)
         if task.duplicates:
             logger.warning("%s: %d repeated doc lines ignored", sample_file, task.duplicates)
     for name, task in run.tasks.items():
@@ -347,7 +290,7 @@ def load_doc_scores(path: PathLike | Sequence[PathLike]) -> RunScores:
             if aggregation:
                 task.aggregations[metric] = aggregation
     if results is not None:
-        run.tasks_without_samples = sorted(set(results.get("results") or {}) - set(run.tasks))
+        run.tasks_without_samples = sorted(set(results.results) - set(run.tasks))
     logger.info(
         "loaded %s: %d task(s) from %d samples file(s)%s",
         paths[0],

@@ -6,28 +6,33 @@ aggregation -> outputs. Each stage lives in its own module; this file only wires
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import os
 import random
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lmms_eval import aggregation, inference, postprocess, settings, throughput
+from lmms_eval import aggregation, inference, postprocess, throughput
 from lmms_eval.api.context import AggregationContext
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.model import lmms
-from lmms_eval.api.reasoning import DEFAULT_REASONING_TAGS, parse_reasoning_tags_config
-from lmms_eval.api.task import ConfigurableTask
+from lmms_eval.api.reasoning import parse_reasoning_tags_config
+from lmms_eval.api.task import ConfigurableTask, TaskRunOptions
 from lmms_eval.errors import ConfigError, ModelArgsError
-from lmms_eval.loggers.results import RESULTS_SCHEMA_VERSION, OutputWriter
+from lmms_eval.loggers.run_loggers import RunLoggers
 from lmms_eval.preflight import preflight
+from lmms_eval.results import SCHEMA_VERSION, OutputWriter
+from lmms_eval.results.docs import doc_hash
 from lmms_eval.secrets import register_secrets_from
+from lmms_eval.settings import EvalSettings
+from lmms_eval.settings import checks as settings_checks
 from lmms_eval.tasks import TaskManager
 from lmms_eval.utils import (
     file_timestamp,
@@ -43,8 +48,6 @@ if TYPE_CHECKING:
     from lmms_eval.caching import RequestCache, ResponseCache, ResponseCacheSession
 
 logger = logging.getLogger(__name__)
-
-_DEFAULT = object()
 
 
 def set_seeds(random_seed: int | None, numpy_seed: int | None, torch_seed: int | None) -> None:
@@ -95,64 +98,75 @@ def _is_chat(model: str | lmms, force_simple: bool) -> bool:
     return not ensure_registry().resolve(model, force_simple).is_simple
 
 
-def build_model(
-    model: str | lmms,
-    model_args: str | Mapping[str, Any] | None,
-    batch_size: int | str | None,
-    max_batch_size: int | None,
-    device: str | None,
-    force_simple: bool,
-    trust_remote_code: bool = False,
-) -> tuple[lmms, dict[str, Any]]:
-    """The model instance and a description of it for the results file."""
-    info = describe_model(model, force_simple)
+def build_model(settings: EvalSettings, lm: lmms | None = None) -> tuple[lmms, dict[str, Any]]:
+    """The model instance (``lm``, or built from the settings) and its description for the results."""
+    model: str | lmms = lm if lm is not None else settings.model
+    info = describe_model(model, settings.force_simple)
     if isinstance(model, lmms):
+        _check_chat_template(model, settings.apply_chat_template, info["model"])
         return model, info
     from lmms_eval.models import ensure_registry
 
-    cls = ensure_registry().get_model_class(model, force_simple)
-    extra = {"batch_size": batch_size, "max_batch_size": max_batch_size, "device": device}
-    if trust_remote_code:  # only models whose constructor takes it receive it
+    cls = ensure_registry().get_model_class(model, settings.force_simple)
+    extra: dict[str, Any] = {
+        "batch_size": settings.batch_size,
+        "max_batch_size": settings.max_batch_size,
+        "device": settings.device,
+    }
+    if settings.trust_remote_code:  # only models whose constructor takes it receive it
         extra["trust_remote_code"] = True
+    template = settings.apply_chat_template
+    if isinstance(template, str):
+        if "chat_template" not in inspect.signature(cls.__init__).parameters:
+            raise ConfigError(
+                f"--apply_chat_template: model '{model}' does not take a chat template "
+                "(its constructor has no chat_template argument)"
+            )
+        extra["chat_template"] = template
     try:
-        instance = cls.create_from_arg_string(model_args or "", extra)
+        instance = cls.create_from_arg_string(settings.model_args or "", extra)
     except ModelArgsError as exc:
         raise ModelArgsError(f"--model {model}: {exc}") from None
     instance._model_name = info["model_id"]
+    _check_chat_template(instance, template, model)
     return instance, info
 
 
-def configure_tasks(
-    leaves: Sequence[ConfigurableTask],
-    model_names: Sequence[str],
-    gen_kwargs: Mapping[str, Any] | None,
-    num_fewshot: int | None,
-    predict_only: bool,
-    repeats: int | None,
-    system_instruction: str | None,
-    fewshot_seed: int | None,
-    dataset_root: str | None = None,
-) -> None:
-    """Apply run-level overrides to each task (before the model loads)."""
+def _check_chat_template(lm: lmms, wanted: bool | str, name: str) -> None:
+    """``--apply_chat_template`` asks for a chat template: a model that has none is an error."""
+    if wanted is True and hasattr(lm, "chat_template") and not getattr(lm, "chat_template", None):
+        raise ConfigError(f"--apply_chat_template: model '{name}' has no chat template; pass one as TEMPLATE")
+
+
+def task_options(settings: EvalSettings, model_names: Sequence[str]) -> TaskRunOptions:
+    """The run options every task receives at configure time."""
+    return TaskRunOptions(
+        model_names=tuple(n for n in model_names if n),
+        gen_kwargs=settings_checks.check_gen_kwargs(settings.gen_kwargs),
+        num_fewshot=settings.num_fewshot,
+        repeats=settings.repeats,
+        predict_only=settings.predict_only,
+        system_instruction=settings.system_instruction,
+        fewshot_seed=settings.seed[3],
+        dataset_root=settings.dataset_root,
+        fewshot_as_multiturn=settings.fewshot_as_multiturn,
+        process_with_media=settings.process_with_media,
+    )
+
+
+def configure_tasks(leaves: Sequence[ConfigurableTask], options: TaskRunOptions, chat: bool) -> None:
+    """Give each task the run's options (before the model loads)."""
     for task in leaves:
-        task.set_model_names(*model_names)
-        task.dataset_root = dataset_root
-        if gen_kwargs and task.config.output_type.startswith("generate"):
-            task.gen_kwargs_override = dict(gen_kwargs)
-        if num_fewshot is not None and task.config.num_fewshot != 0:
-            if num_fewshot and not task._fewshot_split_name():
-                raise ConfigError(
-                    f"task '{task.task_name}' has no split to draw {num_fewshot} few-shot examples from"
-                )
-            task.config.num_fewshot = num_fewshot
-        elif task.config.num_fewshot is None:
-            task.config.num_fewshot = 0
-        if repeats is not None:
-            task.config.repeats = int(repeats)
-        task.predict_only = predict_only
-        task.system_instruction = system_instruction
-        if fewshot_seed is not None:
-            task.fewshot_seed = fewshot_seed
+        task.configure(options)
+    if options.fewshot_as_multiturn:
+        if not chat:
+            raise ConfigError(
+                "--fewshot_as_multiturn needs a chat model; this model takes plain text prompts"
+            )
+        if not any(task.config.num_fewshot for task in leaves):
+            raise ConfigError(
+                "--fewshot_as_multiturn: no selected task uses few-shot examples (pass --num_fewshot N)"
+            )
 
 
 def leaf_tasks(nodes: Mapping[str, Node]) -> list[ConfigurableTask]:
@@ -166,159 +180,101 @@ def simple_evaluate(
     model: str | lmms,
     model_args: str | Mapping[str, Any] | None = None,
     tasks: str | Sequence[str] = (),
-    num_fewshot: int | None = None,
-    batch_size: int | str | None = None,
-    max_batch_size: int | None = None,
-    device: str | None = None,
-    limit: int | float | None = None,
-    offset: int = 0,
-    bootstrap_iters: int = 1000,
-    gen_kwargs: str | Mapping[str, Any] | None = None,
+    *,
     task_manager: TaskManager | None = None,
-    predict_only: bool = False,
-    random_seed: int | None = 0,
-    numpy_random_seed: int | None = 1234,
-    torch_random_seed: int | None = 1234,
-    fewshot_random_seed: int | None = 1234,
-    system_instruction: str | None = None,
-    log_samples: bool = True,
-    force_simple: bool = False,
-    trust_remote_code: bool = False,
-    repeats: int | None = None,
-    reasoning_tags: Any = _DEFAULT,
-    output_path: str | None = None,
     show_progress: bool | None = None,
-    write_out: bool = False,
-    baseline: str | None = None,
-    max_tokens: int | None = None,
     cli_args: Mapping[str, Any] | None = None,
-    use_cache: str | None = None,
-    cache_sampling: bool = False,
-    cache_requests: str | bool | None = None,
-    dataset_root: str | None = None,
-    **unused: Any,
+    **options: Any,
 ) -> dict[str, Any]:
     """Evaluate ``model`` (an id or an ``lmms`` instance) on ``tasks`` and return the results dict.
 
-    With ``output_path`` the results JSON and (with ``log_samples``) per-sample JSONL files are
-    written under ``{output_path}/{model_name_sanitized}/`` as the run progresses.
+    Every other keyword is a run option of :class:`~lmms_eval.settings.EvalSettings` under its
+    command-line name (``limit=8``, ``num_fewshot=0``, ``output_path=...``, ``log_samples=True``,
+    ``use_cache=...``), plus the seed keywords ``random_seed``, ``numpy_random_seed``,
+    ``torch_random_seed`` and ``fewshot_random_seed``. An unknown keyword is an error that names
+    the closest option. See ``lmms-eval eval --help`` for every option.
 
-    ``use_cache`` (a folder; default from ``LMMS_EVAL_USE_CACHE``) puts the response cache in front
-    of the model: answers are stored as they arrive and reused by later runs (deterministic
-    requests only, unless ``cache_sampling``). For a model instance, ``model_args`` (otherwise
-    unused) tell the cache apart different configurations of it. ``cache_requests``
-    (``true``/``refresh``/``delete``) stores the built requests of tasks (see
-    :mod:`lmms_eval.caching.request_cache`).
-
-    ``dataset_root`` (default from ``LMMS_EVAL_DATASET_ROOT``) is a folder of local copies of Hub
-    datasets, used instead of the Hub (see :mod:`lmms_eval.data.dataset_root`).
+    With ``output_path`` the results JSON (and with ``log_samples`` the per-sample JSONL files) are
+    written under ``{output_path}/{model_name_sanitized}/`` as the run progresses. For a model
+    instance, ``model_args`` (otherwise unused) tell the response cache apart different
+    configurations of it.
     """
-    if unused:
-        logger.warning("simple_evaluate ignores unknown arguments: %s", ", ".join(sorted(unused)))
+    keywords: dict[str, Any] = {
+        "model": model if isinstance(model, str) else type(model).__name__,
+        "model_args": model_args or "",
+        "tasks": [tasks] if isinstance(tasks, str) else list(tasks),
+        **options,
+    }
+    settings = EvalSettings.from_keywords("simple_evaluate", **keywords)
+    lm = model if isinstance(model, lmms) else None
+    return run_evaluation(settings, lm, task_manager, show_progress, cli_args)
+
+
+def run_evaluation(
+    settings: EvalSettings,
+    lm: lmms | None = None,
+    task_manager: TaskManager | None = None,
+    show_progress: bool | None = None,
+    cli_args: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Evaluate with validated ``settings`` (the command line and :func:`simple_evaluate` end here).
+
+    Everything that can be checked without the model (tasks, caches, output folder, baseline) is
+    checked before the model loads.
+    """
     started = utc_now()
     start_clock = time.perf_counter()
-    register_secrets_from(parse_arg_string(model_args))
-    limit, offset = settings.check_limit(limit), settings.check_offset(offset)
-    repeats, max_tokens = settings.check_repeats(repeats), settings.check_max_tokens(max_tokens)
-    bootstrap_iters = settings.check_bootstrap_iters(bootstrap_iters)
-    for seed in (random_seed, numpy_random_seed, torch_random_seed, fewshot_random_seed):
-        settings.check_seed(seed)
-    set_seeds(random_seed, numpy_random_seed, torch_random_seed)
-    task_names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else list(tasks)
+    register_secrets_from(parse_arg_string(settings.model_args))
+    seeds = settings.seeds()
+    set_seeds(seeds["random_seed"], seeds["numpy_random_seed"], seeds["torch_random_seed"])
+    task_names = settings.task_names()
     if not task_names:
         raise ConfigError("no tasks given; pass --tasks (run 'lmms-eval tasks list' to see them)")
-    parsed_gen_kwargs = settings.check_gen_kwargs(gen_kwargs)
     baseline_scores = None
-    if baseline:  # loaded first: a bad path fails before any model time is spent
+    if settings.baseline:  # loaded first: a bad path fails before any model time is spent
         from lmms_eval.compare import load_doc_scores
 
-        baseline_scores = load_doc_scores(baseline)
-    # everything that can be checked without the model is checked before it loads
-    cache, request_cache = _open_caches(use_cache, cache_requests)
-    model_info = describe_model(model, force_simple)
-    model_names = [str(model) if isinstance(model, str) else "", model_info["model_id"]]
+        baseline_scores = load_doc_scores(settings.baseline)
+    loggers = RunLoggers.from_settings(settings)
+    cache, request_cache = _open_caches(settings.use_cache, settings.cache_requests)
+    model_info = describe_model(lm if lm is not None else settings.model, settings.force_simple)
+    model_names = [settings.model if lm is None else "", model_info["model_id"]]
+    chat = _is_chat(lm if lm is not None else settings.model, settings.force_simple)
     manager = task_manager or TaskManager(model_name=model_names[0] or None)
     nodes = manager.load_task_or_group(task_names)
     leaves = leaf_tasks(nodes)
-    configure_tasks(
-        leaves,
-        model_names,
-        parsed_gen_kwargs,
-        num_fewshot,
-        predict_only,
-        repeats,
-        system_instruction,
-        fewshot_random_seed,
-        dataset_root,
-    )
-    preflight(leaves, output_path=output_path, chat=_is_chat(model, force_simple))
-    model_args_dict = parse_arg_string(model_args) if not isinstance(model, lmms) else {}
+    configure_tasks(leaves, task_options(settings, model_names), chat)
+    preflight(leaves, output_path=settings.output_path, chat=chat)
+    model_args = parse_arg_string(settings.model_args) if lm is None else {}
     writer = None
-    if output_path:
-        folder = sanitize_model_name(model_info["model_id"], model_args_dict)
-        writer = OutputWriter(output_path, folder, timestamp=file_timestamp(started))
+    if settings.output_path:
+        folder = sanitize_model_name(model_info["model_id"], model_args)
+        stamp = file_timestamp(started, settings.timezone)
+        writer = OutputWriter(settings.output_path, folder, timestamp=stamp)
 
-    lm, model_info = build_model(
-        model, model_args, batch_size, max_batch_size, device, force_simple, trust_remote_code
-    )
+    lm, model_info = build_model(settings, lm)
     for task in leaves:
         lm.task_dict[task.task_name] = task.model_docs()
-    tags = parse_reasoning_tags_config(
-        DEFAULT_REASONING_TAGS if reasoning_tags is _DEFAULT else reasoning_tags
-    )
-    recorded = {
-        "model_args": model_args_dict if not isinstance(model_args, str) else model_args,
-        "batch_size": batch_size,
-        "max_batch_size": max_batch_size,
-        "device": device,
-        "limit": limit,
-        "offset": offset,
-        "bootstrap_iters": bootstrap_iters,
-        "bootstrap_seed": random_seed if random_seed is not None else 1234,
-        "gen_kwargs": parsed_gen_kwargs,
-        "random_seed": random_seed,
-        "numpy_seed": numpy_random_seed,
-        "torch_seed": torch_random_seed,
-        "fewshot_seed": fewshot_random_seed,
-        "repeats": repeats,
-        "predict_only": predict_only,
-        "reasoning_tags": tags,
-        "baseline": baseline,
-        "max_tokens": max_tokens,
-        "use_cache": str(cache.path) if cache is not None else None,
-        "cache_sampling": cache_sampling,
-        "cache_requests": request_cache.mode if request_cache is not None else None,
-        "dataset_root": dataset_root,
-        "resolved_cli_args": dict(cli_args or {}),
-    }
-    header = _results_header(model_info, model_args_dict, recorded, system_instruction, started)
-    session = None
-    if cache is not None:
-        from lmms_eval.caching import ResponseCacheSession
-
-        session = ResponseCacheSession(
-            cache,
-            model_info["model_id"],
-            parse_arg_string(model_args),
-            cache_sampling=cache_sampling,
-            lm=lm,
-        )
+    recorded = _recorded(settings, cache, request_cache, cli_args)
+    header = _results_header(model_info, model_args, recorded, settings.system_instruction, started)
+    header.update(_chat_template_info(lm))
+    session = _cache_session(cache, model_info, settings, lm)
     try:
         results = evaluate(
             lm,
             nodes,
-            limit=limit,
-            offset=offset,
-            bootstrap_iters=bootstrap_iters,
-            log_samples=log_samples,
-            reasoning_tags=tags,
+            limit=settings.limit,
+            offset=settings.offset,
+            bootstrap_iters=settings.bootstrap_iters,
+            log_samples=settings.log_samples or settings.predict_only or loggers.writes_samples,
+            reasoning_tags=parse_reasoning_tags_config(settings.reasoning_tags),
             writer=writer,
             header=header,
             show_progress=show_progress,
-            seed=random_seed if random_seed is not None else 1234,
-            write_out=write_out,
+            seed=_bootstrap_seed(settings),
+            write_out=settings.write_out,
             baseline=baseline_scores,
-            max_tokens=max_tokens,
+            max_tokens=settings.max_tokens,
             response_cache=session,
             request_cache=request_cache,
         )
@@ -332,7 +288,75 @@ def simple_evaluate(
             session.close()
         elif cache is not None:
             cache.close()
-    return _finish(results, header, writer, started, start_clock)
+    results = _finish(results, header, writer, started, start_clock)
+    loggers.log(results, _images_of(leaves))
+    return results
+
+
+def _bootstrap_seed(settings: EvalSettings) -> int:
+    return settings.seed[0] if settings.seed[0] is not None else 1234
+
+
+def _recorded(
+    settings: EvalSettings,
+    cache: ResponseCache | None,
+    request_cache: RequestCache | None,
+    cli_args: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The run's settings as the results file records them (``config``): every run option, the
+    seeds under their published names, and the resolved cache and bootstrap settings."""
+    seeds = settings.seeds()
+    recorded = settings.run_values()
+    recorded.pop("seed")
+    recorded.update(
+        model_args=settings.model_args,
+        gen_kwargs=settings_checks.check_gen_kwargs(settings.gen_kwargs),
+        reasoning_tags=parse_reasoning_tags_config(settings.reasoning_tags),
+        bootstrap_seed=_bootstrap_seed(settings),
+        random_seed=seeds["random_seed"],
+        numpy_seed=seeds["numpy_random_seed"],
+        torch_seed=seeds["torch_random_seed"],
+        fewshot_seed=seeds["fewshot_random_seed"],
+        use_cache=str(cache.path) if cache is not None else None,
+        cache_requests=request_cache.mode if request_cache is not None else None,
+        resolved_cli_args=dict(cli_args) if cli_args is not None else settings.model_dump(),
+    )
+    return recorded
+
+
+def _chat_template_info(lm: lmms) -> dict[str, Any]:
+    """``chat_template`` and its hash, as the published results record them, where the model has one."""
+    template = getattr(lm, "chat_template", None)
+    if not isinstance(template, str) or not template:
+        return {}
+    return {"chat_template": template, "chat_template_sha": hash_string(template)}
+
+
+def _cache_session(
+    cache: ResponseCache | None, model_info: Mapping[str, Any], settings: EvalSettings, lm: lmms
+) -> ResponseCacheSession | None:
+    if cache is None:
+        return None
+    from lmms_eval.caching import ResponseCacheSession
+
+    return ResponseCacheSession(
+        cache,
+        model_info["model_id"],
+        parse_arg_string(settings.model_args),
+        cache_sampling=settings.cache_sampling,
+        lm=lm,
+    )
+
+
+def _images_of(leaves: Sequence[ConfigurableTask]) -> Callable[[str, int], list[Any]]:
+    """The images a task shows the model for a doc (for loggers' sample tables)."""
+    by_name = {task.task_name: task for task in leaves}
+
+    def images(task_name: str, doc_id: int) -> list[Any]:
+        task = by_name[task_name]
+        return [v for v in task.doc_to_visual(task.eval_docs[doc_id]) if hasattr(v, "mode")]
+
+    return images
 
 
 def _finish(
@@ -384,7 +408,7 @@ def _results_header(
 ) -> dict[str, Any]:
     """The run description stored at the top of the results file (secrets redacted)."""
     return {
-        "schema_version": RESULTS_SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "config": redact({**model_info, **settings}),
         "model_name": model_info["model_id"],
         "model_name_sanitized": sanitize_model_name(model_info["model_id"], model_args),
@@ -616,7 +640,7 @@ def _against_baseline(result: aggregation.TaskResult, baseline: Any) -> dict[str
                 metric,
                 filter_key,
                 value,
-                postprocess.doc_hash(docs[doc_id]),
+                doc_hash(docs[doc_id]),
                 result.clusters.get(doc_id),
             )
     run = RunScores("current run", {task.task_name: current})
@@ -651,4 +675,4 @@ def _all_groups(task_dict: Mapping[str, Node]) -> dict[str, ConfigurableGroup]:
 def _task_hash(task: ConfigurableTask, requests: Sequence[Any]) -> str:
     docs = task.scoring_docs
     ids = sorted({r.doc_id for r in requests})
-    return hash_string("".join(postprocess.doc_hash(docs[i]) for i in ids))
+    return hash_string("".join(doc_hash(docs[i]) for i in ids))

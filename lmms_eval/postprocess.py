@@ -6,6 +6,7 @@ Also builds the per-sample records written to ``samples_<task>.jsonl``.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,11 +19,12 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.api.reasoning import strip_reasoning_tags
 from lmms_eval.api.task import UNBUILT, ConfigurableTask, DocFailure, raise_if_every_doc_failed
 from lmms_eval.errors import LmmsEvalError
-from lmms_eval.utils import canonical_json, hash_string
+from lmms_eval.results.docs import DocRecorder
+from lmms_eval.results.samples import SampleRecord
 
 logger = logging.getLogger(__name__)
 
-SampleSink = Callable[[str, dict[str, Any]], None]
+SampleSink = Callable[[str, SampleRecord], None]
 
 
 def group_by_doc(requests: Sequence[Instance]) -> dict[int, list[Instance]]:
@@ -259,28 +261,32 @@ def failure_record(
     doc: Any,
     errors: list[str],
     requests: Sequence[Instance] | None = None,
-) -> dict[str, Any]:
+) -> SampleRecord:
     """The samples-file line of a document whose request or scoring failed: recorded, not scored.
 
     With ``requests`` (a doc whose ``process_results`` raised) the responses are kept too.
     """
-    record: dict[str, Any] = {
-        "doc_id": doc_id,
-        "doc_hash": doc_hash(doc),
-        "failed": True,
-        "errors": errors,
-        "filter": None,
-    }
+    hashed, recorded = _doc_recorder(task).get(doc_id, doc, uses=1)
+    fields: dict[str, Any] = {"doc_id": doc_id, "doc_hash": hashed, "failed": True, "errors": errors}
+    fields["filter"] = None
     if requests:
-        record["resps"] = [r.resps for r in requests]
-        record["filtered_resps"] = {
+        fields["resps"] = [r.resps for r in requests]
+        fields["filtered_resps"] = {
             key: [r.filtered_resps[key] for r in requests] for key in requests[0].filtered_resps
         }
-    return record
+    fields["doc"] = recorded
+    return SampleRecord.build(**fields)
 
 
-def doc_hash(doc: Any) -> str:
-    return hash_string(canonical_json(doc))
+_recorders: weakref.WeakKeyDictionary[ConfigurableTask, DocRecorder] = weakref.WeakKeyDictionary()
+
+
+def _doc_recorder(task: ConfigurableTask) -> DocRecorder:
+    """The task's :class:`DocRecorder`: each doc's hash and record copy computed once for all filters."""
+    recorder = _recorders.get(task)
+    if recorder is None or recorder.docs is not task.eval_docs:
+        recorder = _recorders[task] = DocRecorder(task.eval_docs, uses=len(task.filters))
+    return recorder
 
 
 def prompt_text(task: ConfigurableTask, request: Instance) -> str:
@@ -306,33 +312,33 @@ def sample_record(
     filter_key: str,
     filtered: list[Any],
     metrics: dict[str, Any],
-) -> dict[str, Any]:
+) -> SampleRecord:
+    """The samples-file line of one scored document under filter ``filter_key``.
+
+    Built without validation (:meth:`SampleRecord.build`): this runs once per document and filter.
+    """
     target: Any
     try:
         target = task.gold_text(doc) if task.config.doc_to_target is not None else ""
     except Exception:  # a target that cannot be rendered is logged as empty
         target = ""
-    record: dict[str, Any] = {
+    hashed, recorded = _doc_recorder(task).get(doc_id, doc)
+    fields: dict[str, Any] = {
         "doc_id": doc_id,
-        "doc_hash": doc_hash(doc),
+        "doc_hash": hashed,
         "target": target if isinstance(target, (list, int, float)) else str(target),
         "input": prompt_text(task, requests[0]),
-        "arguments": [_jsonable_args(r) for r in requests]
-        if task.config.output_type == "multiple_choice"
-        else None,
-        "resps": [r.resps for r in requests],
-        "filtered_resps": filtered,
-        "filter": filter_key,
-        "token_counts": [c for r in requests for c in r.token_counts] or None,
     }
-    if record["arguments"] is None:
-        del record["arguments"]
+    if task.config.output_type == "multiple_choice":
+        fields["arguments"] = [_jsonable_args(r) for r in requests]
+    fields["resps"] = [r.resps for r in requests]
+    fields["filtered_resps"] = filtered
+    fields["filter"] = filter_key
+    fields["token_counts"] = [c for r in requests for c in r.token_counts] or None
     cluster_key = task.config.cluster_key
     if cluster_key and isinstance(doc, dict) and cluster_key in doc:
-        record["cluster"] = doc[cluster_key]
-    for name, value in metrics.items():
-        record[name] = value
-    return record
+        fields["cluster"] = doc[cluster_key]
+    return SampleRecord.build(**fields, metrics=dict(metrics), doc=recorded)
 
 
 def _jsonable_args(request: Instance) -> list[Any]:

@@ -111,7 +111,7 @@ def check_tasks(
 
 def check_output_path(output_path: str) -> list[Problem]:
     """The output folder's problem, if it cannot be created or written (the results writer's rule)."""
-    from lmms_eval.loggers.results import check_output_path as check_folder
+    from lmms_eval.results.writer import check_output_path as check_folder
 
     try:
         check_folder(output_path)

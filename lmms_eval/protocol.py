@@ -194,5 +194,4 @@ __all__ = [
     "ChatMessages",
     "ChatTextContent",
     "ChatVideoContent",
-    "encode_image_data_uri",  # defined in lmms_eval.media; kept here for existing callers
 ]

@@ -10,7 +10,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from lmms_eval.errors import ModelArgsError
@@ -44,9 +44,16 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def file_timestamp(moment: datetime | None = None) -> str:
-    """UTC timestamp used in output file names: ``20261122_071530``."""
-    return (moment or utc_now()).astimezone(timezone.utc).strftime("%Y%m%d_%H%M%S")
+def file_timestamp(moment: datetime | None = None, zone: str = "UTC") -> str:
+    """Timestamp used in output file names, in time zone ``zone`` (IANA name): ``20261122_071530``."""
+    tz = timezone.utc if zone == "UTC" else _zone(zone)
+    return (moment or utc_now()).astimezone(tz).strftime("%Y%m%d_%H%M%S")
+
+
+def _zone(name: str) -> tzinfo:
+    import zoneinfo
+
+    return zoneinfo.ZoneInfo(name)
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:

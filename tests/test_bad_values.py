@@ -131,18 +131,18 @@ def test_gen_kwargs_errors_name_the_key_and_the_value(given: str, message: str) 
 
 
 def test_run_config_uses_the_same_checks_and_keeps_their_one_line(tmp_path: Path) -> None:
-    (cfg,) = merge_run_configs({"model": "dummy", "tasks": "demo_qa", "limit": -1.0})
-    assert cfg.limit is None  # -1: all
-    (cfg,) = merge_run_configs({"model": "dummy", "tasks": "demo_qa", "limit": 3.0, "gen_kwargs": "n=2"})
-    assert cfg.limit == 3 and cfg.gen_kwargs == "n=2"  # gen_kwargs are checked, kept as given
+    (run,) = merge_run_configs({"model": "dummy", "tasks": "demo_qa", "limit": -1.0})
+    assert run.settings.limit is None  # -1: all
+    (run,) = merge_run_configs({"model": "dummy", "tasks": "demo_qa", "limit": 3.0, "gen_kwargs": "n=2"})
+    assert run.settings.limit == 3 and run.settings.gen_kwargs == "n=2"  # checked, kept as given
     with pytest.raises(ConfigError, match=r"^--limit must be .*got nan$"):
         merge_run_configs({"model": "dummy", "tasks": "demo_qa", "limit": math.nan})
     config = tmp_path / "run.yaml"
     config.write_text("model: dummy\ntasks: demo_qa\noffset: -4\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"^--offset must be a whole number >= 0, got -4$"):
+    with pytest.raises(ConfigError, match=r"^\S*run\.yaml: --offset must be a whole number >= 0, got -4$"):
         merge_run_configs({"config": str(config)})
     config.write_text("model: dummy\ntasks: demo_qa\ngen_kwargs: {temperature: hot}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"^--gen_kwargs: temperature must be"):
+    with pytest.raises(ConfigError, match=r"^\S*run\.yaml: --gen_kwargs: temperature must be"):
         merge_run_configs({"config": str(config)})
 
 

@@ -10,6 +10,7 @@ import pytest
 
 import lmms_eval
 from lmms_eval.api.doc_fields import media_part
+from lmms_eval.api.task import TaskRunOptions
 from lmms_eval.protocol import ChatMessages
 from lmms_eval.tasks import TaskManager
 
@@ -127,7 +128,7 @@ def test_image_field_builds_chat_messages_and_system_instruction(write_files, tm
         write_files, tmp_path, "img", rows, "doc_to_visual: image\ndoc_to_text: q\ndoc_to_target: answer\n"
     )
     task = manager.load_task_or_group(["img"])["img"]
-    task.system_instruction = "You are a careful annotator."
+    task.configure(TaskRunOptions(system_instruction="You are a careful annotator."))
     request = task.build_all_requests(chat=True)[0]
     doc = task.eval_docs[0]
     messages = ChatMessages.from_raw(request.args[0](doc))

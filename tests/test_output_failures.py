@@ -31,8 +31,8 @@ import pytest
 from lmms_eval.api.model import lmms
 from lmms_eval.cli import main
 from lmms_eval.errors import ConfigError
-from lmms_eval.loggers import results as results_module
-from lmms_eval.loggers.results import OutputWriter, check_output_path
+from lmms_eval.results import writer as results_module
+from lmms_eval.results.writer import OutputWriter, check_output_path
 
 LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d [DIWEC] ")  # a log record (configure_logging's format)
 
@@ -180,7 +180,7 @@ def test_sample_write_failure_is_cut_back_recorded_and_logged_once(
 ) -> None:
     writer = OutputWriter(str(tmp_path), "m")
     _fail_after(monkeypatch, 3)
-    with caplog.at_level(logging.ERROR, logger="lmms_eval.loggers.results"):
+    with caplog.at_level(logging.ERROR, logger="lmms_eval.results.writer"):
         for i in range(10):
             writer.write_sample("task", _record(i))  # never raises
         writer.write_results({"results": {}})  # stopped: a no-op
@@ -231,7 +231,7 @@ def test_a_full_disk_during_a_cli_run_still_prints_the_scores(
 _WRITER_SCRIPT = textwrap.dedent(
     """
     import json, resource, signal, sys
-    from lmms_eval.loggers.results import OutputWriter
+    from lmms_eval.results.writer import OutputWriter
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
     resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000))

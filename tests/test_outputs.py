@@ -139,7 +139,7 @@ def test_from_log_replays_a_run_to_identical_scores(tmp_path: Path) -> None:
 
 
 def test_runs_in_the_same_second_get_separate_files(tmp_path: Path) -> None:
-    from lmms_eval.loggers.results import OutputWriter
+    from lmms_eval.results.writer import OutputWriter
 
     first = OutputWriter(str(tmp_path), "m", timestamp="20260101_000000")
     second = OutputWriter(str(tmp_path), "m", timestamp="20260101_000000")

@@ -132,6 +132,23 @@ def select_model_specific(table: dict[str, Any] | None, model_names: Sequence[st
     return default
 
 
+@dataclass(frozen=True)
+class TaskRunOptions:
+    """The run-level options a task receives, once, when the evaluator configures it
+    (:meth:`ConfigurableTask.configure`). The task reads them; nothing sets them from outside."""
+
+    model_names: tuple[str, ...] = ()
+    gen_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    num_fewshot: int | None = None  # overrides the task's own, except for tasks that set 0
+    repeats: int | None = None
+    predict_only: bool = False
+    system_instruction: str | None = None
+    fewshot_seed: int | None = None  # None: the default seed 1234
+    dataset_root: str | None = None  # local copies of Hub datasets (--dataset_root)
+    fewshot_as_multiturn: bool = False
+    process_with_media: bool = False
+
+
 class ConfigurableTask:
     """A YAML-defined task."""
 
@@ -148,11 +165,7 @@ class ConfigurableTask:
         self._dataset: dict[str, Any] | None = None
         self._eval_docs: Any = None
         self._scoring_docs: Any = None
-        self.system_instruction: str | None = None
-        self.gen_kwargs_override: dict[str, Any] = {}
-        self.fewshot_seed: int = 1234
-        self.predict_only = False
-        self.dataset_root: str | None = None  # local copies of Hub datasets (--dataset_root)
+        self.options = TaskRunOptions(model_names=self.model_names)
         if config.num_fewshot and not self._fewshot_split_name():
             raise ConfigError(
                 f"{yaml_path}: task '{config.task}': num_fewshot needs a fewshot_split or training_split"
@@ -171,6 +184,47 @@ class ConfigurableTask:
     @property
     def alias(self) -> str:
         return self.config.task_alias or self.config.task
+
+    # -- run options ------------------------------------------------------------------------------
+
+    def configure(self, options: TaskRunOptions) -> None:
+        """Take the run's options (before any request is built): ``num_fewshot`` and ``repeats``
+        become the task's effective config, the rest is read from :attr:`options`."""
+        update: dict[str, Any] = {"num_fewshot": self.config.num_fewshot or 0}
+        if options.num_fewshot is not None and self.config.num_fewshot != 0:
+            if options.num_fewshot and not self._fewshot_split_name():
+                raise ConfigError(
+                    f"task '{self.task_name}' has no split to draw {options.num_fewshot} few-shot examples from"
+                )
+            update["num_fewshot"] = options.num_fewshot
+        if options.repeats is not None:
+            update["repeats"] = int(options.repeats)
+        if options.fewshot_as_multiturn:
+            update["fewshot_as_multiturn"] = True
+        if options.dataset_root != self.options.dataset_root:
+            self._dataset = self._eval_docs = None
+            self.__dict__.pop("fewshot_docs", None)
+        self.config = self.config.model_copy(update=update)
+        self.options = options
+        self._scoring_docs = None
+        self.__dict__.pop("metric_configs", None)
+        self.set_model_names(*options.model_names)
+
+    @property
+    def system_instruction(self) -> str | None:
+        return self.options.system_instruction
+
+    @property
+    def predict_only(self) -> bool:
+        return self.options.predict_only
+
+    @property
+    def dataset_root(self) -> str | None:
+        return self.options.dataset_root
+
+    @property
+    def fewshot_seed(self) -> int:
+        return 1234 if self.options.fewshot_seed is None else self.options.fewshot_seed
 
     def set_model_names(self, *names: str | None) -> None:
         self.model_names = tuple(n for n in names if n)
@@ -284,7 +338,8 @@ class ConfigurableTask:
             from lmms_eval.data.load import without_media
 
             docs = self.eval_docs
-            self._scoring_docs = docs if self.config.process_results_use_image else without_media(docs)
+            keep = self.config.process_results_use_image or self.options.process_with_media
+            self._scoring_docs = docs if keep else without_media(docs)
         return self._scoring_docs
 
     def model_docs(self) -> dict[str, Any]:
@@ -373,9 +428,9 @@ class ConfigurableTask:
         """[system instruction +] description + few-shot examples + the doc's own text, as one string."""
         parts: list[str] = []
         for example in self._fewshot_examples(doc_id):
-            target = self.gold_text(example)
-            target = target[0] if isinstance(target, list) else target
-            parts.append(f"{self.doc_to_text(example)}{self.config.target_delimiter}{target}")
+            parts.append(
+                f"{self.doc_to_text(example)}{self.config.target_delimiter}{self._shot_target(example)}"
+            )
         text = self.doc_to_text(doc)
         parts.append("" if text is None else str(text))
         context = self.config.description + self.config.fewshot_delimiter.join(parts)
@@ -383,9 +438,32 @@ class ConfigurableTask:
             context = f"{self.system_instruction}\n\n{context}"
         return context
 
+    def _shot_target(self, example: Any) -> str:
+        target = self.gold_text(example)
+        return str(target[0] if isinstance(target, list) else target)
+
+    def _fewshot_turns(self, doc_id: int) -> list[dict[str, Any]]:
+        """Few-shot examples as user/assistant turns (``fewshot_as_multiturn``), with their visuals."""
+        turns: list[dict[str, Any]] = []
+        for example in self._fewshot_examples(doc_id):
+            content = [media_part(v) for v in self.doc_to_visual(example)]
+            content.append({"type": "text", "text": str(self.doc_to_text(example))})
+            turns.append({"role": "user", "content": content})
+            turns.append(
+                {"role": "assistant", "content": [{"type": "text", "text": self._shot_target(example)}]}
+            )
+        return turns
+
     def build_messages(self, doc: Any, doc_id: int | None = None, **extra: Any) -> list[dict[str, Any]]:
-        """``doc_to_messages`` for one doc: the task's function, or visuals + audio + text."""
+        """``doc_to_messages`` for one doc: the task's function, or visuals + audio + text.
+
+        With ``fewshot_as_multiturn`` the few-shot examples come first, one user/assistant pair each;
+        otherwise they are part of the doc's text.
+        """
         spec = self.config.doc_to_messages
+        index = doc_id if doc_id is not None else -1
+        multiturn = self.config.fewshot_as_multiturn and bool(self.config.num_fewshot)
+        turns = self._fewshot_turns(index) if multiturn else []
         if spec is not None:
             messages = BoundDocFunction(spec, self.specific_kwargs)(doc, **extra)
             if hasattr(messages, "messages"):  # a ChatMessages object
@@ -393,10 +471,16 @@ class ConfigurableTask:
         else:
             content = [media_part(v) for v in self.doc_to_visual(doc)]
             content += [{"type": "audio", "url": a} for a in self.doc_to_audio(doc)]
-            index = doc_id if doc_id is not None else -1
-            text = self.fewshot_context(doc, index, include_system=False)
+            if multiturn:
+                own = self.doc_to_text(doc)
+                text = self.config.description + ("" if own is None else str(own))
+            else:
+                text = self.fewshot_context(doc, index, include_system=False)
             content.append({"type": "text", "text": text})
             messages = [{"role": "user", "content": content}]
+        if turns:
+            head = messages[:1] if messages and messages[0].get("role") == "system" else []
+            messages = [*head, *turns, *messages[len(head) :]]
         if self.system_instruction and not (messages and messages[0].get("role") == "system"):
             messages = [
                 {"role": "system", "content": [{"type": "text", "text": self.system_instruction}]},
@@ -409,7 +493,7 @@ class ConfigurableTask:
         specific = select_model_specific(self.config.model_specific_generation_kwargs, self.model_names)
         if isinstance(specific, dict):
             kwargs.update(specific)
-        kwargs.update(self.gen_kwargs_override)
+        kwargs.update(self.options.gen_kwargs)
         until = kwargs.get("until")
         if until is not None and not isinstance(until, (str, list)):
             raise ConfigError(

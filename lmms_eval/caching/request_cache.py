@@ -122,7 +122,7 @@ class RequestCache:
         self.stored: list[str] = []
 
     def _file(self, task: ConfigurableTask, chat: bool, selection: dict[str, Any]) -> Path:
-        from lmms_eval.postprocess import doc_hash
+        from lmms_eval.results.docs import doc_hash
 
         docs = task.scoring_docs
         ids = task.doc_ids(

@@ -7,13 +7,16 @@ import json
 import os
 
 from lmms_eval.errors import LmmsEvalError
+from lmms_eval.results.layout import RESULTS_SUFFIX, SAMPLES_MARK, SAMPLES_SUFFIX
 
+RESULTS_GLOB = f"*{RESULTS_SUFFIX}"
+SAMPLES_GLOB = f"*{SAMPLES_MARK}*{SAMPLES_SUFFIX}"
 DESCRIPTION = (
     "Compare two runs doc by doc: per task and metric the mean difference A − B (in percentage points "
     "for scores in [0, 1]), its standard error, confidence interval and paired t-test p-value, plus the "
     "cluster-robust variant for tasks with a cluster_key. A and B are results folders (the newest "
-    "*_results.json inside), *_results.json files, or samples *.jsonl files; docs are matched by doc_id "
-    "and doc_hash, and unmatched or changed docs are reported."
+    f"{RESULTS_GLOB} inside), {RESULTS_GLOB} files, or samples files ({SAMPLES_GLOB}); docs are matched "
+    "by doc_id and doc_hash, and unmatched or changed docs are reported."
 )
 
 
@@ -27,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser = subparsers.add_parser(
         "compare", help="paired comparison of two runs (t-test per task)", description=DESCRIPTION
     )
-    parser.add_argument("a", metavar="A", help="run A: results folder, *_results.json or samples *.jsonl")
+    parser.add_argument("a", metavar="A", help=f"run A: results folder, {RESULTS_GLOB} or {SAMPLES_GLOB}")
     parser.add_argument("b", metavar="B", help="run B (the reference): same kinds of path")
     parser.add_argument("--json", metavar="PATH", help="also write the comparison as JSON to PATH")
     parser.add_argument("--tasks", metavar="T1,T2", help="compare only these tasks")

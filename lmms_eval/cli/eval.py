@@ -1,8 +1,8 @@
 """``lmms-eval eval``: run an evaluation (also the legacy flat form ``lmms-eval --model ...``).
 
-Options come from three layers, later ones winning: built-in defaults < ``--config`` YAML < flags
-given on the command line. YAML values go through the same typing as command-line values, and the
-merged result is validated as a :class:`RunConfig`.
+Every flag is an option of :class:`~lmms_eval.settings.EvalSettings`. Options come from three layers,
+later ones winning: built-in defaults < ``--config`` YAML < flags given on the command line. YAML and
+command-line values go through the same checks, and the merged result is validated as a whole.
 """
 
 from __future__ import annotations
@@ -11,313 +11,78 @@ import argparse
 import json
 import logging
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-from lmms_eval.errors import ConfigError, did_you_mean
-from lmms_eval.utils import parse_value
+from lmms_eval.errors import ConfigError
+from lmms_eval.settings import EvalSettings, cli_of, options
 
-if TYPE_CHECKING:  # pydantic is imported only when a run is configured
-    from lmms_eval.cli.run_config import RunConfig
+# options whose value is one number, by their ``--help`` placeholder
+NUMERIC_METAVARS = frozenset({"N", "K", "D", "A", "P", "R", "SD"})
 
 logger = logging.getLogger("lmms_eval.cli")
 
 
-def _limit(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a count or a fraction, got {text!r}") from None
-    return value
-
-
-def _seed(text: str) -> list[int | None]:
-    """``"42"`` -> four seeds of 42; ``"0,1234,None,1"`` -> python, numpy, torch, few-shot."""
-    parts = [p.strip() for p in str(text).split(",")]
-    if len(parts) == 1:
-        parts *= 4
-    if len(parts) != 4:
-        raise argparse.ArgumentTypeError(
-            f"--seed takes one value or four comma-separated values, got {text!r}"
-        )
-    seeds: list[int | None] = []
-    for part in parts:
-        if part.lower() == "none":
-            seeds.append(None)
-        elif part.lstrip("-").isdigit():
-            seeds.append(int(part))
-        else:
-            raise argparse.ArgumentTypeError(f"--seed values must be integers or None, got {part!r}")
-    return seeds
-
-
-def _batch_size(text: str) -> int | str:
-    text = str(text)
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    if text == "auto" or (text.startswith("auto:") and text[5:].isdigit()):
-        return text
-    raise argparse.ArgumentTypeError(
-        f"--batch_size must be a positive integer, 'auto' or 'auto:N', got {text!r}"
-    )
-
-
-def _cache_requests(text: str) -> str | None:
-    from lmms_eval.caching.request_cache import parse_cache_requests
-
-    try:
-        return parse_cache_requests(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
-
-
-def _bool(text: str) -> bool:
-    value = parse_value(str(text))
-    if not isinstance(value, bool):
-        raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-    return value
-
-
 @dataclass(frozen=True)
-class Flag:
-    names: tuple[str, ...]
-    default: Any
-    help: str
-    type: Any = str
-    action: str | None = None
-    metavar: str | None = None
+class ConfiguredRun:
+    """One run of the command line: its validated settings and the ``env:`` of its ``--config`` entry."""
+
+    settings: EvalSettings
+    env: dict[str, str] = field(default_factory=dict)
 
 
-FLAGS: list[Flag] = [
-    Flag(
-        ("--config",),
-        None,
-        "YAML file with options (one run, or a list of runs); command-line flags win",
-        metavar="PATH",
-    ),
-    Flag(("--model",), "dummy", "model id or alias (see 'lmms-eval models')", metavar="ID"),
-    Flag(("--model_args",), "", "model arguments as k=v,k=v (JSON values allowed)", metavar="ARGS"),
-    Flag(
-        ("--tasks",),
-        None,
-        "comma-separated tasks, groups, tags, fnmatch patterns or YAML paths",
-        metavar="TASKS",
-    ),
-    Flag(
-        ("--num_fewshot",),
-        None,
-        "few-shot examples per prompt (tasks that set 0 keep 0)",
-        type=int,
-        metavar="N",
-    ),
-    Flag(
-        ("--batch_size", "-b"),
-        1,
-        "batch size: N, 'auto' or 'auto:N' (where the model supports it)",
-        type=_batch_size,
-    ),
-    Flag(("--max_batch_size",), None, "upper bound for automatic batch sizes", type=int, metavar="N"),
-    Flag(("--device",), None, "device for local models, e.g. cuda:0 or cpu"),
-    Flag(("--output_path", "-o"), None, "folder for results JSON and samples JSONL", metavar="DIR"),
-    Flag(("--limit",), None, "docs per task: a count, or a fraction in (0, 1)", type=_limit, metavar="N"),
-    Flag(("--offset",), 0, "skip this many docs of each task before --limit", type=int, metavar="N"),
-    Flag(
-        ("--log_samples", "-s"),
-        False,
-        "write per-document samples JSONL (needs --output_path)",
-        action="store_true",
-    ),
-    Flag(
-        ("--predict_only", "-x"),
-        False,
-        "generate and log outputs without scoring (implies --log_samples)",
-        action="store_true",
-    ),
-    Flag(("--gen_kwargs",), "", "generation overrides for all generate tasks, k=v,k=v", metavar="ARGS"),
-    Flag(("--system_instruction",), None, "system instruction prepended to every prompt", metavar="TEXT"),
-    Flag(("--include_path",), None, "extra folder(s) of task YAMLs (comma-separated)", metavar="DIR"),
-    Flag(
-        ("--dataset_root", "--dataset-root"),
-        None,
-        "folder of local copies of Hub datasets (DIR/<owner>/<name>: save_to_disk folders or "
-        "<split>.parquet/.jsonl files) used instead of the Hub (default: $LMMS_EVAL_DATASET_ROOT)",
-        metavar="DIR",
-    ),
-    Flag(
-        ("--seed",),
-        [0, 1234, 1234, 1234],
-        "seeds for python, numpy, torch and few-shot sampling: one value or four",
-        type=_seed,
-    ),
-    Flag(
-        ("--repeats", "-n"),
-        None,
-        "run every request k times (stability metrics need k > 1)",
-        type=int,
-        metavar="K",
-    ),
-    Flag(
-        ("--bootstrap_iters",),
-        1000,
-        "bootstrap resamples for errors of non-mean metrics (0: off); seeded from --seed, reproducible",
-        type=int,
-        metavar="N",
-    ),
-    Flag(
-        ("--reasoning_tags",),
-        json.dumps([list(p) for p in (("<think>", "</think>"), ("<analysis>", "</analysis>"))]),
-        "reasoning blocks stripped before scoring: 'none' or a JSON list of [start, end] pairs",
-        metavar="TAGS",
-    ),
-    Flag(
-        ("--force_simple",),
-        False,
-        "use the simple (doc_to_visual + doc_to_text) variant of the model",
-        action="store_true",
-    ),
-    Flag(
-        ("--trust_remote_code",),
-        False,
-        "pass trust_remote_code=True to models that accept it",
-        action="store_true",
-    ),
-    Flag(("--show_config",), False, "print each task's full config after the run", action="store_true"),
-    Flag(
-        ("--write_out", "-w"),
-        False,
-        "print the prompt and target of the first doc of each task",
-        action="store_true",
-    ),
-    Flag(("--verbosity",), "INFO", "log level: DEBUG, INFO, WARNING or ERROR", metavar="LEVEL"),
-    Flag(
-        ("--max_tokens",),
-        None,
-        "total token budget; once spent, remaining requests fail instead of running",
-        type=int,
-        metavar="N",
-    ),
-    Flag(
-        ("--allow_failures",),
-        False,
-        "exit 0 even when some requests failed (they are still listed and not scored)",
-        action="store_true",
-    ),
-    Flag(
-        ("--use_cache", "--use-cache"),
-        None,
-        "response cache folder: reuse stored answers, store new ones as they arrive (resumable runs; "
-        "default: $LMMS_EVAL_USE_CACHE)",
-        metavar="DIR",
-    ),
-    Flag(
-        ("--cache_sampling", "--cache-sampling"),
-        False,
-        "with --use_cache, also cache sampled generations (temperature > 0, do_sample)",
-        action="store_true",
-    ),
-    Flag(
-        ("--cache_requests", "--cache-requests"),
-        None,
-        "store built requests between runs: true, refresh or delete",
-        type=_cache_requests,
-        metavar="MODE",
-    ),
-    Flag(
-        ("--baseline",),
-        None,
-        "compare with an earlier run, doc by doc (a results folder, results JSON or samples JSONL)",
-        metavar="PATH",
-    ),
-    Flag(
-        ("--power_analysis", "--power-analysis"),
-        False,
-        "print a power analysis (needs no model run) and exit",
-        action="store_true",
-    ),
-    Flag(
-        ("--effect_size", "--effect-size"),
-        0.03,
-        "power analysis: the difference to detect (0.03 = 3 points)",
-        type=float,
-    ),
-    Flag(("--alpha",), 0.05, "power analysis: significance level", type=float),
-    Flag(("--power",), 0.8, "power analysis: wanted power", type=float),
-    Flag(
-        ("--correlation",),
-        0.5,
-        "power analysis: correlation of the two models' per-question scores",
-        type=float,
-    ),
-    Flag(
-        ("--std_a", "--std-a"),
-        None,
-        "power analysis: std of model A's per-question scores (default 0.5)",
-        type=float,
-    ),
-    Flag(
-        ("--std_b", "--std-b"),
-        None,
-        "power analysis: std of model B's per-question scores (default: std_a)",
-        type=float,
-    ),
-]
+def defaults() -> dict[str, Any]:
+    """Every option's default value, by option name."""
+    return EvalSettings().model_dump()
 
-DEFAULTS: dict[str, Any] = {f.names[0].lstrip("-"): f.default for f in FLAGS}
+
+def _typed(name: str) -> Callable[[str], Any]:
+    """The argparse ``type`` of option ``name``: numbers of numeric options become numbers (so that
+    errors show ``got -3``), everything else stays text. The settings model checks the values after
+    the layers are merged, so a bad value is one error line, as in a ``--config`` file."""
+    numeric = cli_of(name).metavar in NUMERIC_METAVARS
+
+    def convert(text: str) -> Any:
+        if numeric:
+            for number in (int, float):
+                try:
+                    return number(text)
+                except ValueError:
+                    pass
+        return text
+
+    convert.__name__ = name  # argparse names the type in some messages
+    return convert
 
 
 def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
-    """Every eval flag, with SUPPRESS defaults so explicitly given flags can be told apart."""
-    for flag in FLAGS:
-        kwargs: dict[str, Any] = {
-            "default": argparse.SUPPRESS,
-            "help": f"{flag.help} (default: {flag.default!r})",
-        }
-        dest = flag.names[0].lstrip("-")
-        if flag.action:
-            kwargs["action"] = flag.action
+    """Every option of :class:`EvalSettings` as a flag, grouped as ``--help`` shows them.
+
+    Defaults are ``SUPPRESS`` so that the flags given explicitly can be told apart (they override a
+    ``--config`` file; defaults do not).
+    """
+    groups: dict[str, Any] = {}
+    for name, info in options():
+        cli = cli_of(name)
+        group = groups.get(cli.group) or groups.setdefault(cli.group, parser.add_argument_group(cli.group))
+        default = info.get_default(call_default_factory=True)
+        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": info.description}
+        if info.annotation is bool:
+            kwargs["action"] = "store_true"
         else:
-            kwargs["type"] = flag.type
-            if flag.metavar:
-                kwargs["metavar"] = flag.metavar
-        parser.add_argument(*flag.names, dest=dest, **kwargs)
+            kwargs["help"] = f"{info.description} (default: {default!r})"
+            kwargs.update(type=_typed(name), metavar=cli.metavar or name.upper())
+            if cli.nargs:
+                kwargs.update(nargs=cli.nargs, const=cli.const)
+        group.add_argument(*cli.flags, **kwargs)
 
 
-def _type_config_value(key: str, value: Any, where: str) -> Any:
-    """Give a YAML value the type its command-line flag would have."""
-    flag = next((f for f in FLAGS if f.names[0].lstrip("-") == key), None)
-    if flag is None:
-        raise ConfigError(
-            f"{where}: unknown option '{key}'.{did_you_mean(key, DEFAULTS)} Valid: {', '.join(sorted(DEFAULTS))}"
-        )
-    if value is None:
-        return None
-    if key == "tasks" and isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    if key in ("model_args", "gen_kwargs") and isinstance(value, dict):
-        return value
-    if key == "reasoning_tags" and isinstance(value, list):
-        return json.dumps(value)
-    if key == "include_path" and isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    if flag.action == "store_true":
-        return value if isinstance(value, bool) else _bool(str(value))
-    if key == "seed" and isinstance(value, list):
-        return _seed(",".join("None" if v is None else str(v) for v in value))
-    converter = flag.type
-    try:
-        return converter(str(value)) if converter is not str else str(value)
-    except (argparse.ArgumentTypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: option '{key}': {exc}") from None
-
-
-def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
+def merge_run_configs(explicit: dict[str, Any]) -> list[ConfiguredRun]:
     """defaults < each run of ``--config`` < explicit command-line flags, validated."""
-    from pydantic import ValidationError
-
     from lmms_eval.cli.config import load_run_configs
-    from lmms_eval.cli.run_config import RunConfig
 
-    layers: list[dict[str, Any]] = [{}]
+    layers: list[tuple[dict[str, Any], dict[str, str]]] = [({}, {})]
     config_path = explicit.get("config")
     if config_path:
         layers = []
@@ -325,17 +90,9 @@ def merge_run_configs(explicit: dict[str, Any]) -> list[RunConfig]:
             where = f"{config_path}" + (f"[{i}]" if i else "")
             env = run.pop("env")
             register_env_secrets(env)
-            layers.append({"env": env, **{k: _type_config_value(k, v, where) for k, v in run.items()}})
-    runs = []
-    for layer in layers:
-        merged = {**DEFAULTS, **layer, **explicit}
-        try:
-            runs.append(RunConfig.model_validate(merged))
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            key = ".".join(str(p) for p in error["loc"])
-            raise ConfigError(f"option '{key}': {error['msg']} (got {error.get('input')!r})") from None
-    return runs
+            given = EvalSettings.build(run, where).model_dump(include=set(run))
+            layers.append((given, env))
+    return [ConfiguredRun(EvalSettings.build({**layer, **explicit}), env) for layer, env in layers]
 
 
 def register_env_secrets(env: dict[str, str]) -> None:
@@ -367,15 +124,15 @@ def run(args: argparse.Namespace) -> int:
     explicit = {k: v for k, v in vars(args).items() if k not in ("handler", "command")}
     runs = merge_run_configs(explicit)
     status = 0
-    for i, cfg in enumerate(runs):
+    for i, run in enumerate(runs):
         if len(runs) > 1:
-            print(f"\n=== run {i + 1} of {len(runs)}: {cfg.model} on {cfg.tasks} ===")
-        with temporary_env(cfg.env):
-            status = max(status, run_one(cfg))
+            print(f"\n=== run {i + 1} of {len(runs)}: {run.settings.model} on {run.settings.tasks} ===")
+        with temporary_env(run.env):
+            status = max(status, run_one(run.settings))
     return status
 
 
-def _list_tasks_shortcut(cfg: RunConfig) -> int | None:
+def _list_tasks_shortcut(cfg: EvalSettings) -> int | None:
     shortcuts = {"list": "list", "list_groups": "groups", "list_tags": "tags", "list_subtasks": "subtasks"}
     if cfg.tasks in shortcuts:
         from lmms_eval.cli.tasks import print_listing
@@ -384,7 +141,7 @@ def _list_tasks_shortcut(cfg: RunConfig) -> int | None:
     return None
 
 
-def run_one(cfg: RunConfig) -> int:
+def run_one(cfg: EvalSettings) -> int:
     from lmms_eval.cli import configure_logging
 
     configure_logging(cfg.verbosity)
@@ -394,7 +151,6 @@ def run_one(cfg: RunConfig) -> int:
     if cfg.power_analysis:
         from lmms_eval.cli.power import run_power_analysis
 
-        tasks = [t.strip() for t in (cfg.tasks or "").split(",") if t.strip()]
         return run_power_analysis(
             effect_size=cfg.effect_size,
             alpha=cfg.alpha,
@@ -402,57 +158,22 @@ def run_one(cfg: RunConfig) -> int:
             correlation=cfg.correlation,
             std_a=cfg.std_a,
             std_b=cfg.std_b,
-            tasks=tasks or None,
+            tasks=cfg.task_names() or None,
             include_path=cfg.include_path,
         )
     if not cfg.tasks:
         raise ConfigError("--tasks is required (run 'lmms-eval tasks list' to see the available tasks)")
-    log_samples = cfg.log_samples or cfg.predict_only
-    if log_samples and not cfg.output_path:
+    if (cfg.log_samples or cfg.predict_only) and not cfg.output_path:
         raise ConfigError(
             "--log_samples and --predict_only need --output_path to know where to write samples"
         )
 
-    from lmms_eval.evaluator import EvaluationInterrupted, simple_evaluate
+    from lmms_eval.evaluator import EvaluationInterrupted, run_evaluation
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=cfg.include_path, model_name=cfg.model)
-    random_seed, numpy_seed, torch_seed, fewshot_seed = cfg.seed
     try:
-        results = simple_evaluate(
-            model=cfg.model,
-            model_args=cfg.model_args,
-            trust_remote_code=cfg.trust_remote_code,
-            tasks=[t.strip() for t in cfg.tasks.split(",") if t.strip()],
-            num_fewshot=cfg.num_fewshot,
-            batch_size=cfg.batch_size,
-            max_batch_size=cfg.max_batch_size,
-            device=cfg.device,
-            limit=cfg.limit,
-            offset=cfg.offset,
-            bootstrap_iters=cfg.bootstrap_iters,
-            gen_kwargs=cfg.gen_kwargs or None,
-            task_manager=manager,
-            predict_only=cfg.predict_only,
-            random_seed=random_seed,
-            numpy_random_seed=numpy_seed,
-            torch_random_seed=torch_seed,
-            fewshot_random_seed=fewshot_seed,
-            system_instruction=cfg.system_instruction,
-            log_samples=log_samples,
-            force_simple=cfg.force_simple,
-            repeats=cfg.repeats,
-            reasoning_tags=cfg.reasoning_tags,
-            output_path=cfg.output_path,
-            baseline=cfg.baseline,
-            max_tokens=cfg.max_tokens,
-            cli_args=cfg.model_dump(),
-            write_out=cfg.write_out,
-            use_cache=cfg.use_cache,
-            cache_sampling=cfg.cache_sampling,
-            cache_requests=cfg.cache_requests,
-            dataset_root=cfg.dataset_root,
-        )
+        results = run_evaluation(cfg, task_manager=manager)
     except EvaluationInterrupted as exc:
         _print_results(cfg, exc.results)
         task = exc.results.get("interrupted_task")
@@ -468,7 +189,7 @@ def run_one(cfg: RunConfig) -> int:
     return status
 
 
-def _print_results(cfg: RunConfig, results: dict[str, Any]) -> None:
+def _print_results(cfg: EvalSettings, results: dict[str, Any]) -> None:
     """The score tables on stdout; where the files went (or that nothing was saved) on stderr."""
     from lmms_eval.loggers import make_table
     from lmms_eval.secrets import redact_text

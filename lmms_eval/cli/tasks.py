@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lmms_eval.cli._format import markdown_table
@@ -164,7 +165,7 @@ def _validate_one(
             found = check_config(task)
             if data and task.task_name not in data_checked:
                 data_checked.add(task.task_name)
-                task.dataset_root = dataset_root
+                task.configure(replace(task.options, dataset_root=dataset_root))
                 found += check_data(task)
             problems.extend(str(p) for p in found)
     return problems

@@ -31,7 +31,7 @@ class Request:
         **kwargs: Any,
     ) -> Request:
         """A user message with ``prompt`` (and images as ``data:`` URIs), after an optional system message."""
-        from lmms_eval.protocol import encode_image_data_uri
+        from lmms_eval.media import encode_image_data_uri
 
         messages: list[dict[str, Any]] = []
         if system_prompt:

@@ -1,6 +1,5 @@
-"""Output stage: results JSON, per-sample JSONL and the printed results table."""
+"""Output stage: the printed results table (the files themselves are written by :mod:`lmms_eval.results`)."""
 
-from lmms_eval.loggers.results import RESULTS_SCHEMA_VERSION, OutputWriter
 from lmms_eval.loggers.table import make_table
 
-__all__ = ["RESULTS_SCHEMA_VERSION", "OutputWriter", "make_table"]
+__all__ = ["make_table"]

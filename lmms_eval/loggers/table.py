@@ -7,8 +7,10 @@ IV, CR) and the paired comparison with a baseline run (Baseline, Diff, Diff 95% 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+from lmms_eval.results.schema import ResultsFile, metric_keys
 
 Cell = Callable[[dict[str, Any], str, str], str]
 
@@ -65,17 +67,12 @@ OPTIONAL_COLUMNS: list[tuple[str, Cell, bool]] = [
 ]
 
 
-def primary_metrics(scores: dict[str, Any]) -> list[tuple[str, str]]:
+def primary_metrics(scores: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``(metric, filter)`` pairs of the aggregated metrics (each has its own ``_stderr`` key)."""
-    pairs = []
-    for key in scores:
-        metric, sep, filter_key = key.partition(",")
-        if sep and f"{metric}_stderr,{filter_key}" in scores:
-            pairs.append((metric, filter_key))
-    return sorted(pairs, key=lambda p: (p[1], p[0]))
+    return metric_keys(scores)
 
 
-def _rows(results: dict[str, Any], section: str) -> list[list[str]]:
+def _rows(results: Mapping[str, Any], section: str) -> list[list[str]]:
     rows: list[list[str]] = []
     versions = results.get("versions", {})
     n_shot = results.get("n-shot", {})
@@ -83,7 +80,7 @@ def _rows(results: dict[str, Any], section: str) -> list[list[str]]:
     for name, scores in results.get(section, {}).items():
         alias = scores.get("alias", name)
         first = True
-        for metric, filter_key in primary_metrics(scores):
+        for metric, filter_key in metric_keys(scores):
             direction = higher.get(name, {}).get(metric)
             base = [
                 alias if first else "",
@@ -103,8 +100,10 @@ def _rows(results: dict[str, Any], section: str) -> list[list[str]]:
     return rows
 
 
-def make_table(results: dict[str, Any], section: str = "results") -> str:
-    """Markdown table of a results dict's ``results`` (or ``groups``) section."""
+def make_table(results: ResultsFile | Mapping[str, Any], section: str = "results") -> str:
+    """Markdown table of the ``results`` (or ``groups``) section of a results file or dict."""
+    if isinstance(results, ResultsFile):
+        results = results.to_dict()
     first = "Tasks" if section == "results" else "Groups"
     header = [first, "Version", "Filter", "n-shot", "Metric", "", "Value", "", "Stderr"]
     header += [title for title, _, _ in OPTIONAL_COLUMNS]

@@ -1,4 +1,4 @@
-"""Checks of run settings, shared by the command line (``RunConfig``) and :func:`simple_evaluate`.
+"""Value checks of run settings, used by :class:`~lmms_eval.settings.EvalSettings` and elsewhere.
 
 Each rule is defined once here. A check returns the value in its normal form (``--limit 5.0`` ->
 ``5``) or raises :class:`~lmms_eval.errors.ConfigError` with one line that names the option as the
@@ -18,6 +18,7 @@ from typing import Any
 from lmms_eval.errors import ConfigError, ModelArgsError
 
 __all__ = [
+    "check_batch_size",
     "check_bootstrap_iters",
     "check_gen_kwargs",
     "check_limit",
@@ -25,6 +26,9 @@ __all__ = [
     "check_offset",
     "check_repeats",
     "check_seed",
+    "check_seeds",
+    "check_timezone",
+    "check_verbosity",
     "show_value",
 ]
 
@@ -124,6 +128,71 @@ def check_seed(value: Any, option: str = "--seed") -> int | None:
             f"{option} values must be whole numbers from 0 to {2**32 - 1} or None, got {show_value(value)}"
         )
     return whole
+
+
+def check_seeds(value: Any, option: str = "--seed") -> list[int | None]:
+    """The four seeds (python, numpy, torch, few-shot) from one value or four.
+
+    ``42`` and ``"42"`` -> ``[42, 42, 42, 42]``; ``"0,1234,None,1"`` and ``[0, 1234, None, 1]`` are
+    taken in order.
+    """
+    if isinstance(value, str):
+        texts = [p.strip() for p in value.split(",")]
+        parts: list[Any] = [
+            None if p.lower() == "none" else _number(p) if _number(p) is not None else p for p in texts
+        ]
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        parts = [value]
+    if len(parts) == 1:
+        parts *= 4
+    if len(parts) != 4:
+        raise ConfigError(
+            f"{option} takes one value or four (python, numpy, torch, few-shot), got {show_value(value)}"
+        )
+    return [check_seed(p, option) for p in parts]
+
+
+def check_batch_size(value: Any, option: str = "--batch_size") -> int | str:
+    """A positive whole number, ``auto`` or ``auto:N``."""
+    text = str(value).strip()
+    whole = _whole(value) if not isinstance(value, bool) else None
+    if whole is not None and whole > 0:
+        return whole
+    if text == "auto" or (text.startswith("auto:") and text[5:].isdigit() and int(text[5:]) > 0):
+        return text
+    raise ConfigError(
+        f"{option} must be a positive whole number, 'auto' or 'auto:N', got {show_value(value)}"
+    )
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def check_verbosity(value: Any, option: str = "--verbosity") -> str:
+    """A log level name, any case: DEBUG, INFO, WARNING, ERROR or CRITICAL."""
+    level = str(value).strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{option} must be one of {', '.join(LOG_LEVELS)}, got {show_value(value)}")
+    return level
+
+
+def check_timezone(value: Any, option: str = "--timezone") -> str:
+    """An IANA time zone name (``UTC``, ``Asia/Singapore``) known to this machine."""
+    import zoneinfo
+
+    from lmms_eval.errors import did_you_mean
+
+    name = str(value).strip()
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        hint = did_you_mean(name, sorted(zoneinfo.available_timezones()))
+        raise ConfigError(
+            f"{option}: unknown time zone {show_value(value)}.{hint} Example: UTC, Europe/Paris"
+        ) from None
+    return name
 
 
 # -- --gen_kwargs -----------------------------------------------------------------------------------

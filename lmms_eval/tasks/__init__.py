@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lmms_eval.errors import ConfigError, TaskNotFoundError
+from lmms_eval.errors import ConfigError, TaskNotFoundError, did_you_mean
 from lmms_eval.tasks._index import TaskIndex
 from lmms_eval.utils import pattern_match
 
@@ -131,9 +131,14 @@ class TaskManager:
         if name.endswith((".yaml", ".yml")) and os.path.isfile(name):
             self._ensure_root(os.path.dirname(os.path.abspath(name)))
             return [self._from_file(name)]
-        if os.path.isdir(name):
-            self._ensure_root(os.path.abspath(name))
+        if os.path.isdir(name) and name not in self.index.entries:  # a known task name wins
             files = sorted(os.path.join(name, f) for f in os.listdir(name) if f.endswith((".yaml", ".yml")))
+            if not files:
+                raise TaskNotFoundError(
+                    f"--tasks {name}: is a folder with no task files (*.yaml, *.yml) in it, and no task, "
+                    f"group or tag has that name.{did_you_mean(name, self.index.entries)}"
+                )
+            self._ensure_root(os.path.abspath(name))
             return _without_group_members([self._from_file(f) for f in files])
         loaded = self._loader.load(name)
         return loaded if isinstance(loaded, list) else [loaded]

@@ -9,59 +9,47 @@ one at a time through the run's gate (per-request progress; the rest stop on Ctr
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 from lmms_eval.api.instance import Instance, RequestFailure
 from lmms_eval.api.model import lmms
-from lmms_eval.errors import ModelArgsError
+from lmms_eval.errors import LmmsEvalError, ModelArgsError
 from lmms_eval.models.simple.dummy import answer_one_by_one
-
-SAMPLES_MARKER = "_samples_"
+from lmms_eval.results.layout import file_safe, latest_samples, parse_name, samples_files_under
+from lmms_eval.results.samples import read_samples
 
 
 def _sample_files(path: str) -> dict[str, str]:
-    """``{task: newest samples file}`` under ``path`` (a file or a folder)."""
+    """``{file-safe task name: newest samples file}`` under ``path`` (a file or a folder)."""
     if os.path.isfile(path):
-        files = [path]
+        parsed = parse_name(os.path.basename(path))
+        if parsed is None or parsed.kind != "samples":
+            raise ModelArgsError(
+                f"from_log: '{path}' is not a samples file (expected '<timestamp>_samples_<task>.jsonl')"
+            )
+        files = [Path(path)]
     elif os.path.isdir(path):
-        files = [
-            os.path.join(root, name)
-            for root, _, names in os.walk(path)
-            for name in names
-            if SAMPLES_MARKER in name and name.endswith(".jsonl")
-        ]
+        files = samples_files_under(path)
     else:
         raise ModelArgsError(f"from_log: logs path '{path}' does not exist")
-    newest: dict[str, str] = {}
-    for file in sorted(files, key=os.path.basename):  # timestamps prefix the names: later sorts last
-        name = os.path.basename(file)
-        if SAMPLES_MARKER not in name:
-            raise ModelArgsError(
-                f"from_log: '{file}' is not a samples file (expected '<timestamp>_samples_<task>.jsonl')"
-            )
-        task = name.split(SAMPLES_MARKER, 1)[1][: -len(".jsonl")]
-        newest[task] = file
+    newest = latest_samples(files)
     if not newest:
         raise ModelArgsError(f"from_log: no '*_samples_<task>.jsonl' files under '{path}'")
-    return newest
+    return {task: str(file) for task, file in newest.items()}
 
 
 def _read(file: str) -> dict[int, list[list[Any]]]:
+    """``{doc_id: resps}``: the raw responses of each doc (one record per filter; the same in each)."""
     by_doc: dict[int, list[list[Any]]] = {}
-    with open(file, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                doc_id = int(record["doc_id"])
-                resps = record["resps"]
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise ModelArgsError(f"from_log: {file}:{line_no}: not a samples record ({exc})") from None
-            by_doc.setdefault(doc_id, resps)  # one record per filter; the raw responses are the same
+    try:
+        for record in read_samples(file):
+            if record.resps is not None:
+                by_doc.setdefault(record.doc_id, record.resps)
+    except LmmsEvalError as exc:
+        raise ModelArgsError(f"from_log: {exc}") from None
     return by_doc
 
 
@@ -85,11 +73,11 @@ class FromLog(lmms):
 
     def _responses(self, task: str) -> dict[int, list[list[Any]]]:
         if task not in self._cache:
-            if task not in self._files:
+            if file_safe(task) not in self._files:
                 raise ModelArgsError(
                     f"from_log: no samples for task '{task}' under '{self.logs}' (logged tasks: {', '.join(sorted(self._files))})"
                 )
-            self._cache[task] = _read(self._files[task])
+            self._cache[task] = _read(self._files[file_safe(task)])
         return self._cache[task]
 
     def _next(self, request: Instance) -> Any:
@@ -97,7 +85,7 @@ class FromLog(lmms):
         if logged is None or request.idx >= len(logged):
             raise ModelArgsError(
                 f"from_log: no logged response for task '{request.task_name}' doc {request.doc_id} "
-                f"(instance {request.idx}) in {self._files[request.task_name]}"
+                f"(instance {request.idx}) in {self._files[file_safe(request.task_name)]}"
             )
         repeats = logged[request.idx]
         if not isinstance(repeats, list):

@@ -1,8 +1,15 @@
-"""Writers for ``{timestamp}_results.json`` and ``{timestamp}_samples_{task}.jsonl``.
+"""Writers of ``{timestamp}_results.json`` and ``{timestamp}_samples_{task}.jsonl``.
 
 Sample lines are appended as each document is scored, each with one ``write`` (a failed write is cut
 back, so a samples file never ends in half a line); the results file is replaced atomically after
-every task, so a crash loses nothing already scored.
+every task, so a crash loses nothing already scored. File names come from
+:mod:`lmms_eval.results.layout`.
+
+A sample line is written as given (a :class:`~lmms_eval.results.samples.SampleRecord` or a mapping
+in its layout), without validation, so logging samples costs what the JSON encoding costs. The
+results file is validated against :class:`~lmms_eval.results.schema.ResultsFile` each time it is
+written; a file that does not validate is still written (no scores are lost) and the problem is
+logged as an error naming the key.
 
 An output folder that cannot be written is a :class:`~lmms_eval.errors.ConfigError` when the writer
 is made (:func:`check_output_path` runs the same check earlier). A write that fails during the run
@@ -14,50 +21,25 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import logging
-import math
 import os
 import tempfile
+from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from lmms_eval.errors import ConfigError
+from lmms_eval.results.encoding import dumps, validation_problem
+from lmms_eval.results.layout import results_file_name, samples_file_name, taken_stamps
+from lmms_eval.results.samples import SampleRecord
+from lmms_eval.results.schema import ResultsFile
+from lmms_eval.results.versions import SCHEMA_VERSION
 from lmms_eval.utils import file_timestamp, redact
 
 logger = logging.getLogger(__name__)
 
-RESULTS_SCHEMA_VERSION = "1.0"
-
-
-def _json_default(obj: Any) -> Any:
-    if hasattr(obj, "item") and callable(obj.item):
-        return obj.item()
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    if isinstance(obj, (set, frozenset, tuple)):
-        return list(obj)
-    if callable(obj):
-        return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
-    if hasattr(obj, "size") and hasattr(obj, "mode"):
-        return f"<image {getattr(obj, 'size', '')}>"
-    if isinstance(obj, bytes):
-        return f"<{len(obj)} bytes>"
-    return repr(obj)
-
-
-def _finite(obj: Any) -> Any:
-    """NaN and infinity are not JSON: write them as null."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
-
-
-def dumps(obj: Any, indent: int | None = None) -> str:
-    return json.dumps(_finite(obj), indent=indent, ensure_ascii=False, default=_json_default)
+__all__ = ["OutputWriter", "check_output_path", "dumps"]
 
 
 def _umask() -> int:
@@ -150,19 +132,19 @@ class OutputWriter:
 
     def _unique_stamp(self, stamp: str) -> str:
         """``stamp``, or ``stamp_2``, ``stamp_3``... when a run in the same second already wrote files."""
-        taken = {name.split("_results.json")[0].split("_samples_")[0] for name in os.listdir(self.directory)}
+        taken = taken_stamps(self.directory)
         candidate, n = stamp, 1
         while candidate in taken:
             n += 1
             candidate = f"{stamp}_{n}"
         # claim the stamp right away so a concurrent run in this second picks another one
-        path = os.path.join(self.directory, f"{candidate}_results.json")
+        path = os.path.join(self.directory, results_file_name(candidate))
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             return self._unique_stamp(stamp)
         try:
-            _write_all(fd, b'{"status": "starting"}')
+            _write_all(fd, _STARTING)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(path)  # no empty, unparsable results file
@@ -173,11 +155,10 @@ class OutputWriter:
 
     @property
     def results_path(self) -> str:
-        return os.path.join(self.directory, f"{self.timestamp}_results.json")
+        return os.path.join(self.directory, results_file_name(self.timestamp))
 
     def samples_path(self, task_name: str) -> str:
-        safe = task_name.replace("/", "__")
-        return os.path.join(self.directory, f"{self.timestamp}_samples_{safe}.jsonl")
+        return os.path.join(self.directory, samples_file_name(self.timestamp, task_name))
 
     def _fail(self, path: str, exc: OSError) -> None:
         """Keep the first write error, log it once, and stop writing."""
@@ -189,12 +170,13 @@ class OutputWriter:
             logger.error("%s", self.error)
         self.close_samples()
 
-    def write_sample(self, task_name: str, record: dict[str, Any]) -> None:
+    def write_sample(self, task_name: str, record: SampleRecord | Mapping[str, Any]) -> None:
         """Append one JSON line; on a write error the file is cut back to its last whole line."""
         if self.error is not None:
             return
         path = self.samples_path(task_name)
-        data = (dumps(redact(record)) + "\n").encode("utf-8")
+        line = record.to_dict() if isinstance(record, SampleRecord) else record
+        data = (dumps(redact(line)) + "\n").encode("utf-8")
         fd = self._samples.get(task_name)
         try:
             if fd is None:
@@ -218,11 +200,14 @@ class OutputWriter:
                 except OSError as exc:  # nothing is buffered here, but a network file system may object
                     logger.warning("closing %s: %s", self.samples_path(name), exc)
 
-    def write_results(self, results: dict[str, Any]) -> str:
-        """Atomically (re)write the results file; on a write error the previous one stays."""
+    def write_results(self, results: ResultsFile | Mapping[str, Any]) -> str:
+        """Validate and atomically (re)write the results file; on a write error the previous one stays."""
         if self.error is not None:
             return self.results_path
-        payload = dumps(redact(results), indent=2).encode("utf-8")
+        data = results.to_dict() if isinstance(results, ResultsFile) else results
+        text = dumps(redact(data), indent=2)
+        _check_results(text, self.results_path)
+        payload = text.encode("utf-8")
         tmp: str | None = None
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results-", suffix=".tmp")
@@ -241,6 +226,19 @@ class OutputWriter:
 
     def close(self) -> None:
         self.close_samples()
+
+
+_STARTING = b'{"status": "starting"}'  # claims the stamp; a valid results file with no tasks yet
+
+
+def _check_results(text: str, path: str) -> None:
+    """Log (not raise) a results file that breaks the schema: the scores are written all the same."""
+    try:
+        ResultsFile.model_validate_json(text)
+    except ValidationError as exc:
+        logger.error(
+            "%s does not match the results schema %s: %s", path, SCHEMA_VERSION, validation_problem(exc)
+        )
 
 
 def _write_all(fd: int, data: bytes) -> None:
