@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from files import gradient
 from PIL import Image
 
 from lmms_eval import media
@@ -34,17 +35,6 @@ from lmms_eval.media import (
     sample_video_frames,
     video_frames,
 )
-
-
-def gradient(size: tuple[int, int] = (7, 5), mode: str = "RGB") -> Image.Image:
-    """A small image whose pixels all differ, so a lossless round trip is checkable exactly."""
-    width, height = size
-    arr = np.zeros((height, width, 3), dtype=np.uint8)
-    arr[..., 0] = np.arange(width)[None, :] * 30
-    arr[..., 1] = np.arange(height)[:, None] * 40
-    arr[..., 2] = 200
-    image = Image.fromarray(arr, "RGB")
-    return image.convert(mode) if mode != "RGB" else image
 
 
 def encoded(image: Image.Image, fmt: str = "PNG") -> bytes:

@@ -22,11 +22,19 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from lmms_eval.errors import ConfigError, did_you_mean
@@ -54,6 +62,19 @@ class Cli:
 def _opt(flags: str | tuple[str, ...], group: str, metavar: str | None = None, **kw: Any) -> Cli:
     return Cli((flags,) if isinstance(flags, str) else flags, group, metavar, **kw)
 
+
+# the options whose values one rule of settings.checks turns into their normal form
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "batch_size": checks.check_batch_size,
+    "limit": checks.check_limit,
+    "offset": checks.check_offset,
+    "repeats": checks.check_repeats,
+    "bootstrap_iters": checks.check_bootstrap_iters,
+    "max_tokens": checks.check_max_tokens,
+    "seed": checks.check_seeds,
+    "verbosity": checks.check_verbosity,
+    "timezone": checks.check_timezone,
+}
 
 MODEL, TASKS, RUN, OUTPUT, CACHE, STATS, POWER = (
     "model",
@@ -262,50 +283,13 @@ class EvalSettings(BaseModel):
             checks.check_gen_kwargs(value)
         return value
 
-    @field_validator("batch_size", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _batch_size(cls, value: Any) -> Any:
-        return checks.check_batch_size(value)
-
-    @field_validator("limit", mode="before")
-    @classmethod
-    def _limit(cls, value: Any) -> Any:
-        return checks.check_limit(value)
-
-    @field_validator("offset", mode="before")
-    @classmethod
-    def _offset(cls, value: Any) -> Any:
-        return checks.check_offset(value)
-
-    @field_validator("repeats", mode="before")
-    @classmethod
-    def _repeats(cls, value: Any) -> Any:
-        return checks.check_repeats(value)
-
-    @field_validator("bootstrap_iters", mode="before")
-    @classmethod
-    def _bootstrap_iters(cls, value: Any) -> Any:
-        return checks.check_bootstrap_iters(value)
-
-    @field_validator("max_tokens", mode="before")
-    @classmethod
-    def _max_tokens(cls, value: Any) -> Any:
-        return checks.check_max_tokens(value)
-
-    @field_validator("seed", mode="before")
-    @classmethod
-    def _seed(cls, value: Any) -> Any:
-        return checks.check_seeds(value)
-
-    @field_validator("verbosity", mode="before")
-    @classmethod
-    def _verbosity(cls, value: Any) -> Any:
-        return checks.check_verbosity(value)
-
-    @field_validator("timezone", mode="before")
-    @classmethod
-    def _timezone(cls, value: Any) -> Any:
-        return checks.check_timezone(value)
+    def _checked(cls, data: Any) -> Any:
+        """Options with a rule in :mod:`~lmms_eval.settings.checks` get it (its error names the flag)."""
+        if isinstance(data, Mapping):
+            data = {k: CHECKS[k](v) if k in CHECKS else v for k, v in data.items()}
+        return data
 
     @field_validator("cache_requests", mode="before")
     @classmethod
