@@ -11,7 +11,7 @@ from typing import NoReturn
 
 from lmms_eval.errors import LmmsEvalError
 
-SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "version")
+SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "serve", "version")
 
 BANNER = """lmms-eval: evaluate large multimodal models
 
@@ -24,6 +24,7 @@ commands:
   compare   paired comparison of two runs (lmms-eval compare A B)
   power     how many questions a comparison of two models needs
   cache     response cache of --use_cache: stats, prune, clear
+  serve     run the HTTP eval server (jobs from training loops)
   version   print versions
 
 Quick start:  lmms-eval eval --model dummy --tasks demo_qa --limit 8
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     from lmms_eval.cli import eval as eval_cmd
     from lmms_eval.cli import models as models_cmd
     from lmms_eval.cli import power as power_cmd
+    from lmms_eval.cli import serve as serve_cmd
     from lmms_eval.cli import tasks as tasks_cmd
     from lmms_eval.cli import version as version_cmd
 
@@ -82,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_cmd.add_parser(subparsers)
     power_cmd.add_parser(subparsers)
     cache_cmd.add_parser(subparsers)
+    serve_cmd.add_parser(subparsers)
     version_cmd.add_parser(subparsers)
     return parser
 

@@ -1,0 +1,211 @@
+"""Runs queued jobs as separate processes, on free devices or CPU slots, and records how they end."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from lmms_eval.entrypoints.server_args import ServerArgs
+from lmms_eval.entrypoints.store import JobRow, JobStore
+
+logger = logging.getLogger(__name__)
+
+WORKER = "lmms_eval.entrypoints.worker"
+KILL_GRACE_S = 5.0
+LOG_TAIL_CHARS = 4000
+
+
+@dataclass
+class _Running:
+    job_id: str
+    proc: subprocess.Popen[bytes]
+    devices: list[str]
+    cpu: bool
+    log: IO[bytes]
+    tmp: str
+    cancel_at: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def log_tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, path.stat().st_size - chars))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _worker_alive(pid: int, job_id: str) -> bool:
+    """Whether ``pid`` is still the worker of ``job_id`` (not a reused pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return False
+    return WORKER in cmdline and job_id in cmdline
+
+
+class Scheduler:
+    """A background thread: start what fits, reap what ended, stop what was cancelled."""
+
+    def __init__(self, args: ServerArgs, store: JobStore, poll_s: float = 0.1) -> None:
+        self.args = args
+        self.store = store
+        self.poll_s = poll_s
+        self.logs = args.state_path() / "logs"
+        self.jobs_dir = args.state_path() / "jobs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self._running: dict[str, _Running] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def recover(self) -> None:
+        """Stop workers a killed server left behind and put their jobs back in the queue."""
+        for row in self.store.requeue_running():
+            if row.pid and _worker_alive(row.pid, row.job_id):
+                with contextlib.suppress(OSError):
+                    os.killpg(row.pid, signal.SIGKILL)
+            logger.info("job %s was running when the server stopped; queued again", row.job_id)
+
+    def start(self) -> None:
+        self.recover()
+        self._thread = threading.Thread(target=self._loop, name="lmms-eval-scheduler", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the loop; running jobs are killed and left ``running`` (re-queued at next start)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread:
+            self._thread.join(timeout)
+        with self._lock:
+            for run in self._running.values():
+                self._signal(run, signal.SIGKILL)
+                run.proc.wait(timeout)
+                run.log.close()
+            self._running.clear()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def log_path(self, job_id: str) -> Path:
+        return self.logs / f"{job_id}.log"
+
+    def cancel(self, job_id: str) -> bool:
+        """Cancel a queued or running job; False when it is neither."""
+        if self.store.cancel_queued(job_id):
+            return True
+        with self._lock:
+            run = self._running.get(job_id)
+            if run is None:
+                return False
+            if run.cancel_at is None:
+                run.cancel_at = time.monotonic()
+                self._signal(run, signal.SIGTERM)
+        self._wake.set()
+        return True
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._reap()
+                self._launch()
+            except Exception:  # the loop must survive one bad job
+                logger.exception("scheduler step failed")
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
+
+    # -- resources -------------------------------------------------------------------------------
+
+    def _free(self) -> tuple[list[str], int]:
+        used = {d for r in self._running.values() for d in r.devices}
+        free = [d for d in self.args.devices or [] if d not in used]
+        cpu_used = sum(1 for r in self._running.values() if r.cpu)
+        return free, self.args.cpu_slots - cpu_used
+
+    def _fit(self, row: JobRow) -> tuple[list[str], bool] | None:
+        free, cpu_free = self._free()
+        if self.args.devices and row.num_gpus > 0:
+            return (free[: row.num_gpus], False) if len(free) >= row.num_gpus else None
+        return ([], True) if cpu_free > 0 else None
+
+    def _launch(self) -> None:
+        with self._lock:
+            for row in self.store.list("queued", limit=50):
+                fit = self._fit(row)
+                if fit is None:
+                    continue
+                if self.store.claim(row.job_id):
+                    self._spawn(row, *fit)
+
+    def _argv(self, job_file: Path, n_gpus: int) -> list[str]:
+        if n_gpus > 1:
+            return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                    f"--nproc_per_node={n_gpus}", "-m", WORKER, str(job_file)]  # fmt: skip
+        return [sys.executable, "-m", WORKER, str(job_file)]
+
+    def _spawn(self, row: JobRow, devices: list[str], cpu: bool) -> None:
+        job_file = self.jobs_dir / f"{row.job_id}.json"
+        job_file.write_text(json.dumps(row.request), encoding="utf-8")
+        tmp = tempfile.mkdtemp(prefix=self.args.temp_dir_prefix)
+        env = dict(os.environ, TMPDIR=tmp, PYTHONUNBUFFERED="1")
+        if self.args.devices:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
+        log = self.log_path(row.job_id).open("ab")
+        log.write(f"--- job {row.job_id}: attempt {row.attempts + 1}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(
+            self._argv(job_file, len(devices)),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: cancel stops all of it
+        )
+        self._running[row.job_id] = _Running(row.job_id, proc, devices, cpu, log, tmp)
+        self.store.set_pid(row.job_id, proc.pid)
+        logger.info("job %s started (pid %d, devices %s)", row.job_id, proc.pid, devices or "cpu")
+
+    def _signal(self, run: _Running, sig: signal.Signals) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(run.proc.pid, sig)
+
+    def _reap(self) -> None:
+        with self._lock:
+            for job_id, run in list(self._running.items()):
+                code = run.proc.poll()
+                if code is None:
+                    if run.cancel_at is not None and time.monotonic() - run.cancel_at > KILL_GRACE_S:
+                        self._signal(run, signal.SIGKILL)
+                    continue
+                del self._running[job_id]
+                run.log.close()
+                shutil.rmtree(run.tmp, ignore_errors=True)
+                self._finished(run, code)
+        if self.args.max_completed_jobs >= 0:
+            self.store.prune(self.args.max_completed_jobs)
+
+    def _finished(self, run: _Running, code: int) -> None:
+        if run.cancel_at is not None:
+            self.store.finish(run.job_id, "cancelled")
+        elif code == 0:
+            self.store.finish(run.job_id, "completed")
+        else:
+            tail = log_tail(self.log_path(run.job_id))
+            self.store.finish(run.job_id, "failed", f"exit status {code}\n{tail}")
+        logger.info("job %s ended with exit status %d", run.job_id, code)

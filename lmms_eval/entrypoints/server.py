@@ -1,0 +1,346 @@
+"""The HTTP eval server: FastAPI routes over the job store and the scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import importlib
+import importlib.util
+import json
+import logging
+import secrets as token_secrets
+import sys
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+
+from lmms_eval.entrypoints.protocol import (
+    TERMINAL,
+    EvaluateRequest,
+    JobInfo,
+    MergeRequest,
+    QueueInfo,
+)
+from lmms_eval.entrypoints.scheduler import Scheduler
+from lmms_eval.entrypoints.server_args import ServerArgs
+from lmms_eval.entrypoints.store import JobRow, JobStore
+from lmms_eval.errors import ConfigError, LmmsEvalError, did_you_mean
+from lmms_eval.secrets import redact, register_secret
+from lmms_eval.settings import EvalSettings
+
+logger = logging.getLogger(__name__)
+
+
+def confined(root: Path, value: str | None, default: Path) -> Path:
+    """``value`` resolved under ``root`` (relative paths are relative to it); outside is a 422."""
+    path = default if not value else Path(value).expanduser()
+    resolved = (root / path).resolve() if not path.is_absolute() else path.resolve()
+    if not resolved.is_relative_to(root.resolve()):
+        raise HTTPException(422, f"path '{value}' is outside the server's root {root}")
+    return resolved
+
+
+def read_result(output_path: str) -> dict[str, Any] | None:
+    """The newest results document under a job's output folder, or None."""
+    from lmms_eval.results import ResultsFile, find_runs
+
+    runs = [r for r in find_runs(output_path) if r.results is not None]
+    if not runs:
+        return None
+    newest = max(runs, key=lambda r: r.newness())
+    assert newest.results is not None
+    try:
+        return redact(ResultsFile.load(newest.results).to_dict())
+    except LmmsEvalError as exc:
+        logger.warning("job results unreadable: %s", exc)
+        return None
+
+
+class _Index:
+    """Task and model listings, computed once in a thread and served from memory."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, Any] | None = None
+        self.ready = threading.Event()
+
+    def build(self) -> None:
+        try:
+            from lmms_eval.tasks import TaskManager
+
+            manager = TaskManager()
+            self.tasks = {
+                "tasks": manager.all_subtasks,
+                "groups": manager.all_groups,
+                "tags": manager.all_tags,
+            }
+        except Exception as exc:
+            logger.error("task index failed: %s", exc)
+            self.tasks = {"tasks": [], "groups": [], "tags": [], "error": str(exc)}
+        finally:
+            self.ready.set()
+
+
+def _models() -> list[dict[str, Any]]:
+    from lmms_eval.models import ensure_registry
+
+    return [
+        {
+            "model_id": m.model_id,
+            "aliases": list(m.aliases),
+            "chat": bool(m.chat_class_path),
+            "simple": bool(m.simple_class_path),
+        }
+        for m in ensure_registry().manifests()
+    ]
+
+
+def resolve_token(args: ServerArgs) -> str | None:
+    """The configured token; beyond loopback without one, a new token printed once to stderr."""
+    token = args.configured_token()
+    if token is None and not args.is_loopback():
+        token = token_secrets.token_urlsafe(32)
+        print(f"lmms-eval serve: no token configured; use this bearer token:\n    {token}", file=sys.stderr)
+    if token:
+        register_secret(token)
+    return token
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    error = exc.errors()[0]
+    loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+    name = ".".join(loc) or "body"
+    if error.get("type") == "extra_forbidden":
+        known = list(EvaluateRequest.model_fields)
+        return f"{name}: unknown field.{did_you_mean(loc[-1], known)}"
+    return f"{name}: {error.get('msg', 'invalid')}"
+
+
+class Service:
+    """What the routes share: arguments, store, scheduler, index."""
+
+    def __init__(self, args: ServerArgs, token: str | None) -> None:
+        self.args = args
+        self.token = token
+        self.store = JobStore(args.state_path() / "jobs.db")
+        self.scheduler = Scheduler(args, self.store)
+        self.index = _Index()
+        self.models: list[dict[str, Any]] | None = None
+
+    def job_info(self, row: JobRow) -> JobInfo:
+        result = read_result(row.output_path) if row.status == "completed" else None
+        queued = [r.job_id for r in self.store.list("queued")] if row.status == "queued" else []
+        return JobInfo(
+            job_id=row.job_id,
+            status=row.status,  # type: ignore[arg-type]
+            created_at=row.created_at,
+            started_at=row.started_at,
+            finished_at=row.finished_at,
+            request=redact(row.request),
+            result=result,
+            error=row.error,
+            position=queued.index(row.job_id) if row.job_id in queued else None,
+        )
+
+    def row(self, job_id: str) -> JobRow:
+        row = self.store.get(job_id)
+        if row is None:
+            raise HTTPException(404, f"no job '{job_id}'")
+        return row
+
+    def submit(self, body: EvaluateRequest) -> JobInfo:
+        job_id = uuid.uuid4().hex[:16]
+        given = body.settings_keywords()
+        out = confined(self.args.output_path(), given.get("output_path"), Path(job_id))
+        cache = confined(self.args.cache_path(), given.get("use_cache"), self.args.cache_path())
+        if self.args.devices and body.num_gpus > len(self.args.devices):
+            raise HTTPException(
+                422, f"num_gpus: {body.num_gpus} asked, the server has {len(self.args.devices)}"
+            )
+        keywords = given | {"output_path": str(out), "use_cache": str(cache)}
+        try:
+            EvalSettings.from_keywords("request", **keywords)
+        except ConfigError as exc:
+            raise HTTPException(422, str(exc)) from None
+        register_secret_values(keywords)
+        if not self.store.insert(job_id, keywords, body.num_gpus, str(out), self.args.max_queued):
+            raise HTTPException(429, f"the queue is full ({self.args.max_queued} jobs); try later")
+        self.scheduler.wake()
+        return self.job_info(self.row(job_id))
+
+
+def register_secret_values(keywords: dict[str, Any]) -> None:
+    from lmms_eval.secrets import register_secrets_from
+
+    args = keywords.get("model_args")
+    if isinstance(args, dict):
+        register_secrets_from(args)
+
+
+def _auth(service: Service) -> Any:
+    def check(request: Request) -> None:
+        if service.token is None:
+            return
+        header = request.headers.get("authorization", "")
+        given = header[7:] if header.lower().startswith("bearer ") else ""
+        if not hmac.compare_digest(given.encode(), service.token.encode()):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    return check
+
+
+async def _follow_log(service: Service, job_id: str, follow: bool) -> AsyncIterator[bytes]:
+    path = service.scheduler.log_path(job_id)
+    offset = 0
+    while True:
+        if path.exists():
+            with path.open("rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+            offset += len(chunk)
+            if chunk:
+                yield chunk
+        row = service.store.get(job_id)
+        if not follow or row is None or row.status in TERMINAL:
+            if row is None or not path.exists() or path.stat().st_size <= offset:
+                return
+            continue
+        await asyncio.sleep(0.2)
+
+
+async def _events(service: Service, job_id: str) -> AsyncIterator[str]:
+    last: str | None = None
+    while True:
+        row = service.store.get(job_id)
+        if row is None:
+            return
+        info = service.job_info(row) if row.status in TERMINAL else None
+        payload = {"job_id": job_id, "status": row.status, "started_at": row.started_at}
+        if info is not None:
+            payload["error"] = info.error
+        text = json.dumps(payload)
+        if text != last:
+            yield f"event: status\ndata: {text}\n\n"
+            last = text
+        if row.status in TERMINAL:
+            return
+        await asyncio.sleep(0.25)
+
+
+def _job_routes(router: APIRouter, service: Service) -> None:
+    @router.post("/evaluate", response_model=JobInfo)
+    def evaluate(body: EvaluateRequest) -> JobInfo:
+        return service.submit(body)
+
+    @router.get("/jobs/{job_id}", response_model=JobInfo)
+    def get_job(job_id: str) -> JobInfo:
+        return service.job_info(service.row(job_id))
+
+    @router.delete("/jobs/{job_id}", response_model=JobInfo)
+    def cancel_job(job_id: str) -> JobInfo:
+        row = service.row(job_id)
+        if not service.scheduler.cancel(job_id):
+            raise HTTPException(
+                409, f"job '{job_id}' is {row.status}; only queued or running jobs can be cancelled"
+            )
+        return service.job_info(service.row(job_id))
+
+    @router.get("/jobs/{job_id}/logs", response_class=PlainTextResponse)
+    def job_logs(job_id: str, follow: bool = False) -> StreamingResponse:
+        service.row(job_id)
+        return StreamingResponse(_follow_log(service, job_id, follow), media_type="text/plain")
+
+    @router.get("/jobs/{job_id}/events")
+    def job_events(job_id: str) -> StreamingResponse:
+        service.row(job_id)
+        return StreamingResponse(_events(service, job_id), media_type="text/event-stream")
+
+    @router.get("/queue", response_model=QueueInfo)
+    def queue() -> QueueInfo:
+        return QueueInfo(
+            queued=[r.job_id for r in service.store.list("queued")],
+            running=[r.job_id for r in service.store.list("running")],
+            counts=service.store.counts(),
+        )
+
+
+def _info_routes(router: APIRouter, service: Service) -> None:
+    @router.get("/tasks")
+    async def tasks() -> dict[str, Any]:
+        if not service.index.ready.is_set():
+            await asyncio.to_thread(service.index.ready.wait, 120)
+        return service.index.tasks or {}
+
+    @router.get("/models")
+    async def models() -> dict[str, Any]:
+        if service.models is None:
+            service.models = await asyncio.to_thread(_models)
+        return {"models": service.models}
+
+    @router.post("/merge")
+    async def merge(body: MergeRequest) -> dict[str, Any]:
+        checkpoint = confined(service.args.checkpoint_path(), body.checkpoint_path, Path("."))
+        output = confined(service.args.output_path(), body.output_path, Path("."))
+        name = "lmms_eval.entrypoints.merge"
+        if importlib.util.find_spec(name) is None:
+            raise HTTPException(501, "checkpoint merging is not available in this version")
+        module = importlib.import_module(name)
+        try:
+            merged = await asyncio.to_thread(module.merge_checkpoint, str(checkpoint), str(output))
+        except LmmsEvalError as exc:
+            raise HTTPException(422, str(exc)) from None
+        return {"output_path": str(merged if merged is not None else output)}
+
+
+def create_app(args: ServerArgs, token: str | None = None) -> FastAPI:
+    """The FastAPI app; the scheduler runs while the app's lifespan lasts."""
+    service = Service(args, token if token is not None else resolve_token(args))
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        threading.Thread(target=service.index.build, name="lmms-eval-task-index", daemon=True).start()
+        service.scheduler.start()
+        try:
+            yield
+        finally:
+            service.scheduler.stop()
+            service.store.close()
+
+    app = FastAPI(title="lmms-eval server", lifespan=lifespan)
+    app.state.service = service
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
+
+    @app.middleware("http")
+    async def _limit_body(request: Request, call_next: Any) -> Any:
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > args.max_body_bytes:
+            return JSONResponse({"detail": f"request body over {args.max_body_bytes} bytes"}, status_code=413)
+        return await call_next(request)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "jobs": service.store.counts()}
+
+    router = APIRouter(dependencies=[Depends(_auth(service))])
+    _job_routes(router, service)
+    _info_routes(router, service)
+    app.include_router(router)
+    return app
+
+
+def launch_server(args: ServerArgs) -> None:
+    """Serve until interrupted (blocking)."""
+    import uvicorn
+
+    app = create_app(args)
+    logger.info("lmms-eval server on http://%s:%d (docs at /docs)", args.host, args.port)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

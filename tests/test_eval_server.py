@@ -1,0 +1,209 @@
+"""The eval server, started for real (uvicorn on 127.0.0.1 in a subprocess) and driven over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    root: Path
+    port: int
+    token: str | None
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, *extra: str) -> None:
+        argv = [sys.executable, "-m", "lmms_eval", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+                "--state_dir", str(self.root / "state"), "--output_root", str(self.root / "out"),
+                "--cache_dir", str(self.root / "cache"), "--cpu_slots", "1", *extra]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if k != "LMMS_EVAL_SERVER_TOKEN"}
+        if self.token:
+            env["LMMS_EVAL_SERVER_TOKEN"] = self.token
+        log = (self.root / "server.log").open("ab")
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError((self.root / "server.log").read_text())
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(15)
+
+    def client(self) -> Any:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=10)
+
+
+def wait(client: Any, job_id: str, states: tuple[str, ...] = TERMINAL, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    job: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        job = client.get(f"/jobs/{job_id}").json()
+        if job["status"] in states:
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} still {job.get('status')}")
+
+
+def submit(client: Any, **body: Any) -> dict[str, Any]:
+    body = {"model": "dummy", "tasks": ["demo_qa"], "limit": 4, **body}
+    response = client.post("/evaluate", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    srv = Server(tmp_path_factory.mktemp("server"), free_port(), token="test-token-123456")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def test_job_completes_with_metrics_and_logs(server: Server) -> None:
+    with server.client() as client:
+        started = time.perf_counter()
+        job = submit(client)
+        assert time.perf_counter() - started < 2
+        assert job["status"] == "queued"
+        done = wait(client, job["job_id"])
+        assert done["status"] == "completed", done["error"]
+        scores = done["result"]["results"]["demo_qa"]
+        assert any(key.startswith("exact_match") for key in scores)
+        logs = client.get(f"/jobs/{job['job_id']}/logs", params={"follow": "true"})
+        assert "job finished" in logs.text
+        events = client.get(f"/jobs/{job['job_id']}/events").text
+        assert "completed" in events
+        assert client.get("/queue").json()["counts"].get("completed", 0) >= 1
+
+
+def test_listings(server: Server) -> None:
+    with server.client() as client:
+        assert "demo_qa" in client.get("/tasks").json()["tasks"]
+        assert any(m["model_id"] == "dummy" for m in client.get("/models").json()["models"])
+        assert client.get("/openapi.json").status_code == 200
+
+
+def test_cancel_queued_and_running(server: Server) -> None:
+    with server.client() as client:
+        slow = submit(client, model_args={"latency": 0.5}, limit=40)
+        queued = submit(client)
+        wait(client, slow["job_id"], ("running",))
+        assert client.delete(f"/jobs/{queued['job_id']}").json()["status"] == "cancelled"
+        client.delete(f"/jobs/{slow['job_id']}")
+        assert wait(client, slow["job_id"])["status"] == "cancelled"
+        assert client.delete(f"/jobs/{slow['job_id']}").status_code == 409
+
+
+def test_auth(server: Server) -> None:
+    assert httpx.get(f"{server.url}/health").status_code == 200
+    assert httpx.get(f"{server.url}/queue").status_code == 401
+    wrong = {"Authorization": "Bearer nope"}
+    assert httpx.get(f"{server.url}/queue", headers=wrong).status_code == 401
+
+
+def test_bad_requests(server: Server) -> None:
+    with server.client() as client:
+        response = client.post("/evaluate", json={"model": "dummy", "tasks": "demo_qa", "limt": 3})
+        assert response.status_code == 422
+        assert "limt" in response.json()["detail"] and "limit" in response.json()["detail"]
+        response = client.post("/evaluate", json={"model": "dummy", "tasks": "demo_qa", "limit": -2})
+        assert response.status_code == 422 and "limit" in response.json()["detail"]
+        response = client.post("/evaluate", json={"model": "dummy", "tasks": "x", "output_path": "../../etc"})
+        assert response.status_code == 422 and "outside" in response.json()["detail"]
+        response = client.post("/evaluate", json={"model": "dummy", "tasks": "x", "output_path": "/etc"})
+        assert response.status_code == 422
+        assert client.get("/jobs/nope").status_code == 404
+
+
+def test_no_token_on_loopback(tmp_path: Path) -> None:
+    srv = Server(tmp_path, free_port(), token=None)
+    srv.start()
+    try:
+        with srv.client() as client:
+            assert client.get("/queue").status_code == 200
+    finally:
+        srv.stop()
+
+
+def test_kill_9_requeues_and_resumes_from_cache(tmp_path: Path) -> None:
+    srv = Server(tmp_path, free_port(), token=None)
+    srv.start()
+    try:
+        with srv.client() as client:
+            job = submit(client, model_args={"latency": 0.1}, limit=30)
+            wait(client, job["job_id"], ("running",))
+            time.sleep(2.0)  # some answers reach the cache
+            srv.stop(signal.SIGKILL)
+            srv.start()
+            done = wait(client, job["job_id"], timeout=40)
+            assert done["status"] == "completed", done["error"]
+            cache = done["result"].get("cache") or {}
+            assert cache.get("hits", 0) > 0, cache
+            log = client.get(f"/jobs/{job['job_id']}/logs").text
+            assert log.count("--- job") == 2
+    finally:
+        srv.stop()
+
+
+def test_token_made_beyond_loopback(capsys: pytest.CaptureFixture[str]) -> None:
+    from lmms_eval.entrypoints.server import resolve_token
+    from lmms_eval.entrypoints.server_args import ServerArgs
+    from lmms_eval.secrets import redact_text
+
+    os.environ.pop("LMMS_EVAL_SERVER_TOKEN", None)
+    assert resolve_token(ServerArgs()) is None
+    token = resolve_token(ServerArgs(host="0.0.0.0"))
+    assert token and token in capsys.readouterr().err
+    assert token not in redact_text(f"key {token}")
+    assert resolve_token(ServerArgs(host="0.0.0.0", token="given-token-1")) == "given-token-1"
+
+
+def test_store_claims_once_and_prunes_history_only(tmp_path: Path) -> None:
+    from lmms_eval.entrypoints.store import JobStore
+
+    store = JobStore(tmp_path / "jobs.db")
+    other = JobStore(tmp_path / "jobs.db")  # a second connection, as a second process would have
+    for i in range(5):
+        assert store.insert(f"j{i}", {}, 0, str(tmp_path / f"j{i}"), max_queued=5)
+    assert not store.insert("j5", {}, 0, "x", max_queued=5)
+    assert store.claim("j0") and not other.claim("j0")
+    assert [r.job_id for r in other.requeue_running()] == ["j0"]
+    for i in range(4):
+        store.claim(f"j{i}")
+        store.finish(f"j{i}", "completed")
+    assert store.prune(2) == 2
+    assert [r.job_id for r in store.list()] == ["j2", "j3", "j4"]
