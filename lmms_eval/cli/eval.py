@@ -13,13 +13,10 @@ import logging
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from lmms_eval.errors import ConfigError
 from lmms_eval.settings import EvalSettings, cli_of, options
-
-# options whose value is one number, by their ``--help`` placeholder
-NUMERIC_METAVARS = frozenset({"N", "K", "D", "A", "P", "R", "SD"})
 
 logger = logging.getLogger("lmms_eval.cli")
 
@@ -37,11 +34,12 @@ def defaults() -> dict[str, Any]:
     return EvalSettings().model_dump()
 
 
-def _typed(name: str) -> Callable[[str], Any]:
-    """The argparse ``type`` of option ``name``: numbers of numeric options become numbers (so that
+def _typed(name: str, annotation: Any) -> Callable[[str], Any]:
+    """The argparse ``type`` of option ``name``: values of numeric options become numbers (so that
     errors show ``got -3``), everything else stays text. The settings model checks the values after
     the layers are merged, so a bad value is one error line, as in a ``--config`` file."""
-    numeric = cli_of(name).metavar in NUMERIC_METAVARS
+    kinds = set(get_args(annotation) or (annotation,)) - {type(None)}
+    numeric = bool(kinds) and kinds <= {int, float}
 
     def convert(text: str) -> Any:
         if numeric:
@@ -72,7 +70,7 @@ def add_eval_arguments(parser: argparse.ArgumentParser) -> None:
             kwargs["action"] = "store_true"
         else:
             kwargs["help"] = f"{info.description} (default: {default!r})"
-            kwargs.update(type=_typed(name), metavar=cli.metavar or name.upper())
+            kwargs.update(type=_typed(name, info.annotation), metavar=cli.metavar or name.upper())
             if cli.nargs:
                 kwargs.update(nargs=cli.nargs, const=cli.const)
         group.add_argument(*cli.flags, **kwargs)
