@@ -14,6 +14,7 @@ import random
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,6 +49,28 @@ if TYPE_CHECKING:
     from lmms_eval.caching import RequestCache, ResponseCache, ResponseCacheSession
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """Where a run is: its ``task_number``-th task of ``task_count``, requests answered of ``total``."""
+
+    task: str
+    task_number: int
+    task_count: int
+    request_type: str
+    done: int
+    total: int
+    elapsed_s: float
+
+    def eta_s(self) -> float | None:
+        """Seconds left in this task's current request type, at the rate so far."""
+        if self.done <= 0 or self.total <= 0:
+            return None
+        return round(self.elapsed_s / self.done * (self.total - self.done), 1)
+
+
+ProgressCallback = Callable[[RunProgress], None]
 
 
 def set_seeds(random_seed: int | None, numpy_seed: int | None, torch_seed: int | None) -> None:
@@ -216,11 +239,13 @@ def run_evaluation(
     task_manager: TaskManager | None = None,
     show_progress: bool | None = None,
     cli_args: Mapping[str, Any] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Evaluate with validated ``settings`` (the command line and :func:`simple_evaluate` end here).
 
     Everything that can be checked without the model (tasks, caches, output folder, baseline) is
-    checked before the model loads.
+    checked before the model loads. ``progress`` hears each answered request (the eval server's
+    workers report it).
     """
     started = utc_now()
     start_clock = time.perf_counter()
@@ -277,6 +302,7 @@ def run_evaluation(
             max_tokens=settings.max_tokens,
             response_cache=session,
             request_cache=request_cache,
+            progress=progress,
         )
     except EvaluationInterrupted as exc:
         _finish(exc.results, header, writer, started, start_clock)
@@ -443,6 +469,7 @@ def evaluate(
     max_tokens: int | None = None,
     response_cache: ResponseCacheSession | None = None,
     request_cache: RequestCache | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores.
 
@@ -469,10 +496,12 @@ def evaluate(
     run = _TaskRunner(
         lm, gate, results, limit, offset, log_samples, reasoning_tags, writer, header, show_progress
     )
+    run.progress = progress
     current = ""
     try:
-        for task in leaves:
+        for number, task in enumerate(leaves, 1):
             current = task.task_name
+            run.position = (number, len(leaves))
             run.task(task, bootstrap_iters, seed, write_out, baseline, response_cache, request_cache)
     except KeyboardInterrupt:
         gate.stop("interrupted")
@@ -533,6 +562,8 @@ class _TaskRunner:
         self.limit, self.offset, self.log_samples = limit, offset, log_samples
         self.reasoning_tags, self.writer, self.header = reasoning_tags, writer, header
         self.show_progress = show_progress
+        self.progress: ProgressCallback | None = None
+        self.position: tuple[int, int] = (1, 1)
         self.scores: dict[str, dict[str, Any]] = {}
         self.task_results: dict[str, aggregation.TaskResult] = {}
 
@@ -557,7 +588,12 @@ class _TaskRunner:
             model_call = response_cache.model_call(lm, {name: task.fingerprint()})
         self.gate.start_task(name)
         timings = inference.run_requests(
-            lm, requests, model_call=model_call, show_progress=self.show_progress, gate=self.gate
+            lm,
+            requests,
+            model_call=model_call,
+            show_progress=self.show_progress,
+            gate=self.gate,
+            listener=self._listener(name),
         )
         results["timings"][name] = {k: round(v, 4) for k, v in timings.items()}
         results["throughput"][name] = throughput.summarize(name, requests, sum(timings.values()))
@@ -585,6 +621,19 @@ class _TaskRunner:
         if writer is not None:
             writer.close_samples(name)
             writer.write_results({**(self.header or {}), **results, "status": "running"})
+
+    def _listener(self, name: str) -> inference.ProgressListener | None:
+        callback = self.progress
+        if callback is None:
+            return None
+        number, count = self.position
+        started: dict[str, float] = {}  # per request type: the ETA is for the current one
+
+        def hear(request_type: str, done: int, total: int) -> None:
+            elapsed = time.perf_counter() - started.setdefault(request_type, time.perf_counter())
+            callback(RunProgress(name, number, count, request_type, done, total, elapsed))
+
+        return hear
 
 
 def _log_not_sent(task_name: str, summary: Mapping[str, Any], gate: RequestGate) -> None:

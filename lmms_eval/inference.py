@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 REQUEST_ORDER = ("loglikelihood", "generate_until", "generate_until_multi_round")
 
 ModelCall = Callable[[str, list[Instance]], list[Any]]
+# (request type, requests answered, requests in all) after each answer
+ProgressListener = Callable[[str, int, int], None]
 
 
 def default_model_call(lm: lmms) -> ModelCall:
@@ -42,12 +44,14 @@ def run_requests(
     chunk_size: int | None = None,
     show_progress: bool | None = None,
     gate: RequestGate | None = None,
+    listener: ProgressListener | None = None,
 ) -> dict[str, float]:
     """Fill ``resps`` and ``token_counts`` of every request; returns seconds spent per request type.
 
     Each request is sent ``repeats`` times (consecutively). Requests go to the model in chunks so a
     crash loses at most one chunk; models see chunks in request order and must answer in that
-    order. A :class:`RequestFailure` answer is recorded in ``failures``. Requests that already
+    order. ``listener`` hears the count of answered requests as it grows. A
+    :class:`RequestFailure` answer is recorded in ``failures``. Requests that already
     carry a failure (their document could not be turned into a request) are never sent. On
     KeyboardInterrupt the gate is stopped, so backend threads stop too, and the interrupt goes on.
     """
@@ -66,7 +70,7 @@ def run_requests(
                 r.resps, r.token_counts = [], []
             expanded = [r for r in by_type[request_type] if not r.failures for _ in range(max(1, r.repeats))]
             started = time.perf_counter()
-            _run_type(lm, request_type, expanded, call, size, gate, show_progress)
+            _run_type(lm, request_type, expanded, call, size, gate, show_progress, listener)
             timings[request_type] = time.perf_counter() - started
             logger.info("%s: %d requests in %.2f s", request_type, len(expanded), timings[request_type])
     except KeyboardInterrupt:
@@ -85,10 +89,22 @@ def _run_type(
     size: int,
     gate: RequestGate,
     show_progress: bool | None,
+    listener: ProgressListener | None = None,
 ) -> None:
     disable = None if show_progress is None else not show_progress  # None: only on a terminal
     with tqdm(total=len(expanded), desc=request_type, unit="req", disable=disable, leave=False) as bar:
-        gate.on_progress = bar.update
+        answered = 0
+
+        def advance(n: int) -> None:
+            nonlocal answered
+            answered += n
+            bar.update(n)
+            if listener is not None:
+                listener(request_type, answered, len(expanded))
+
+        gate.on_progress = advance
+        if listener is not None:
+            listener(request_type, 0, len(expanded))
         for begin in range(0, len(expanded), size):
             chunk = expanded[begin : begin + size]
             reported_before = gate.start_chunk()
@@ -103,7 +119,7 @@ def _run_type(
                 for request, output in zip(chunk, outputs):
                     gate.done(output, request)
             elif reported < len(chunk):  # answered without the model (response cache hits)
-                bar.update(len(chunk) - reported)
+                advance(len(chunk) - reported)
             _record(chunk, outputs)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -117,11 +118,36 @@ def test_listings(server: Server) -> None:
         assert client.get("/openapi.json").status_code == 200
 
 
-def test_cancel_queued_and_running(server: Server) -> None:
+def wait_progress(client: Any, job_id: str, at_least: int, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        progress = client.get(f"/jobs/{job_id}").json()["progress"]
+        if progress and progress["done"] >= at_least:
+            return progress
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} reported no progress of {at_least} requests")
+
+
+def first_event(client: Any, job_id: str, kind: str) -> str:
+    with client.stream("GET", f"/jobs/{job_id}/events") as response:
+        lines = response.iter_lines()
+        for line in lines:
+            if line == f"event: {kind}":
+                return next(lines)
+    raise AssertionError(f"no {kind} event")
+
+
+def test_progress_then_cancel_queued_and_running(server: Server) -> None:
     with server.client() as client:
-        slow = submit(client, model_args={"latency": 0.5}, limit=40)
+        slow = submit(client, model_args={"latency": 0.3}, limit=40)
         queued = submit(client)
-        wait(client, slow["job_id"], ("running",))
+        assert client.get(f"/jobs/{queued['job_id']}").json()["position"] == 0
+        progress = wait_progress(client, slow["job_id"], at_least=3)
+        assert (progress["task"], progress["task_number"], progress["task_count"]) == ("demo_qa", 1, 1)
+        assert progress["total"] == 40 and progress["request_type"] == "generate_until"
+        assert progress["eta_s"] is not None and 0 < progress["eta_s"] < 40 * 0.3 * 3
+        data = json.loads(first_event(client, slow["job_id"], "progress").removeprefix("data: "))
+        assert data["status"] == "running" and data["progress"]["done"] >= 3
         assert client.delete(f"/jobs/{queued['job_id']}").json()["status"] == "cancelled"
         client.delete(f"/jobs/{slow['job_id']}")
         assert wait(client, slow["job_id"])["status"] == "cancelled"
@@ -172,7 +198,9 @@ def test_kill_9_requeues_and_resumes_from_cache(tmp_path: Path) -> None:
             done = wait(client, job["job_id"], timeout=40)
             assert done["status"] == "completed", done["error"]
             cache = done["result"].get("cache") or {}
-            assert cache.get("hits", 0) > 0, cache
+            # the answers given before the kill come from the cache; only the rest reach the model
+            assert cache["hits"] > 0 and cache["hits"] + cache["misses"] == 30, cache
+            assert cache["model_calls"] == cache["misses"] < 30, cache
             log = client.get(f"/jobs/{job['job_id']}/logs").text
             assert log.count("--- job") == 2
     finally:
@@ -207,3 +235,43 @@ def test_store_claims_once_and_prunes_history_only(tmp_path: Path) -> None:
         store.finish(f"j{i}", "completed")
     assert store.prune(2) == 2
     assert [r.job_id for r in store.list()] == ["j2", "j3", "j4"]
+
+
+def test_request_paths_are_confined_to_the_server_roots(tmp_path: Path) -> None:
+    from fastapi import HTTPException
+
+    from lmms_eval.entrypoints.paths import confine_request
+    from lmms_eval.entrypoints.server_args import ServerArgs
+
+    args = ServerArgs(state_dir=str(tmp_path / "state"), checkpoint_root=str(tmp_path / "ckpt"))
+    (tmp_path / "ckpt" / "checkpoints" / "epoch_0").mkdir(parents=True)
+    (tmp_path / "state" / "data" / "my_tasks").mkdir(parents=True)
+    (tmp_path / "ckpt" / "escape").symlink_to("/etc")
+    done = confine_request(
+        args,
+        "job1",
+        {
+            "model_args": {"pretrained": "checkpoints/epoch_0", "tokenizer": "Qwen/Qwen2-VL-2B-Instruct"},
+            "include_path": "my_tasks",
+            "output_path": "runs/a",
+        },
+    )
+    assert done["model_args"]["pretrained"] == str(tmp_path / "ckpt" / "checkpoints" / "epoch_0")
+    assert done["model_args"]["tokenizer"] == "Qwen/Qwen2-VL-2B-Instruct"  # a Hub id passes unchanged
+    assert done["include_path"] == str(tmp_path / "state" / "data" / "my_tasks")
+    assert done["output_path"] == str(tmp_path / "state" / "outputs" / "runs" / "a")
+    assert done["use_cache"] == str(tmp_path / "state" / "cache")
+    refused = {
+        "model_args": {"pretrained": "/etc"},
+        "include_path": "my_tasks,../../x",
+        "dataset_root": "/tmp",
+        "baseline": "../state/jobs.db",
+        "use_cache": "/var/tmp",
+        "apply_chat_template": "../../secret.jinja",
+    }
+    for field, value in refused.items():
+        with pytest.raises(HTTPException) as caught:
+            confine_request(args, "job2", {field: value})
+        assert caught.value.status_code == 422 and str(caught.value.detail).startswith(field)
+    with pytest.raises(HTTPException, match=r"model_args\.pretrained"):
+        confine_request(args, "job3", {"model_args": "pretrained=escape/passwd"})

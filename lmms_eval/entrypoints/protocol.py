@@ -45,9 +45,16 @@ class EvaluateRequest(_RunSettings):  # type: ignore[misc, valid-type]
 
 
 class Progress(BaseModel):
-    done: int | None = None
-    total: int | None = None
-    eta_s: float | None = None
+    """Where a running job is, as its worker last reported (about twice a second)."""
+
+    task: str = Field(description="the task being run")
+    task_number: int = Field(description="its place among the job's tasks (1-based)")
+    task_count: int
+    request_type: str = Field(description="generate_until, loglikelihood, ...")
+    done: int = Field(description="requests of this task and type answered")
+    total: int
+    eta_s: float | None = Field(default=None, description="seconds left for this task's requests")
+    updated_at: float | None = None
 
 
 class JobInfo(BaseModel):

@@ -66,9 +66,11 @@ class Scheduler:
         self.poll_s = poll_s
         self.logs = args.state_path() / "logs"
         self.jobs_dir = args.state_path() / "jobs"
-        self.logs.mkdir(parents=True, exist_ok=True)
-        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.progress_dir = args.state_path() / "progress"
+        for folder in (self.logs, self.jobs_dir, self.progress_dir):
+            folder.mkdir(parents=True, exist_ok=True)
         self._running: dict[str, _Running] = {}
+        self._pruned = False
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -106,9 +108,20 @@ class Scheduler:
     def log_path(self, job_id: str) -> Path:
         return self.logs / f"{job_id}.log"
 
+    def progress_path(self, job_id: str) -> Path:
+        return self.progress_dir / f"{job_id}.json"
+
+    def progress(self, job_id: str) -> dict[str, Any] | None:
+        """What the job's worker last reported (see ``worker.progress_writer``), or None."""
+        try:
+            return json.loads(self.progress_path(job_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
     def cancel(self, job_id: str) -> bool:
         """Cancel a queued or running job; False when it is neither."""
         if self.store.cancel_queued(job_id):
+            self._pruned = False
             return True
         with self._lock:
             run = self._running.get(job_id)
@@ -138,43 +151,47 @@ class Scheduler:
         cpu_used = sum(1 for r in self._running.values() if r.cpu)
         return free, self.args.cpu_slots - cpu_used
 
-    def _fit(self, row: JobRow) -> tuple[list[str], bool] | None:
+    def _fit(self, num_gpus: int) -> tuple[list[str], bool] | None:
         free, cpu_free = self._free()
-        if self.args.devices and row.num_gpus > 0:
-            return (free[: row.num_gpus], False) if len(free) >= row.num_gpus else None
+        if self.args.devices and num_gpus > 0:
+            return (free[:num_gpus], False) if len(free) >= num_gpus else None
         return ([], True) if cpu_free > 0 else None
 
     def _launch(self) -> None:
         with self._lock:
-            for row in self.store.list("queued", limit=50):
-                fit = self._fit(row)
-                if fit is None:
+            for job_id, num_gpus in self.store.waiting(limit=50):
+                fit = self._fit(num_gpus)
+                if fit is None or not self.store.claim(job_id):
                     continue
-                if self.store.claim(row.job_id):
+                row = self.store.get(job_id)
+                if row is not None:
                     self._spawn(row, *fit)
 
-    def _argv(self, job_file: Path, n_gpus: int) -> list[str]:
+    def _argv(self, job_id: str, job_file: Path, n_gpus: int) -> list[str]:
+        job = [str(job_file), str(self.progress_path(job_id))]
         if n_gpus > 1:
             return [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                    f"--nproc_per_node={n_gpus}", "-m", WORKER, str(job_file)]  # fmt: skip
-        return [sys.executable, "-m", WORKER, str(job_file)]
+                    f"--nproc_per_node={n_gpus}", "-m", WORKER, *job]  # fmt: skip
+        return [sys.executable, "-m", WORKER, *job]
 
     def _spawn(self, row: JobRow, devices: list[str], cpu: bool) -> None:
         job_file = self.jobs_dir / f"{row.job_id}.json"
         job_file.write_text(json.dumps(row.request), encoding="utf-8")
+        self.progress_path(row.job_id).unlink(missing_ok=True)
         tmp = tempfile.mkdtemp(prefix=self.args.temp_dir_prefix)
-        env = dict(os.environ, TMPDIR=tmp, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, TMPDIR=tmp, PYTHONUNBUFFERED="1", LMMS_EVAL_JOB_NICE=str(self.args.job_nice))
         if self.args.devices:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
         log = self.log_path(row.job_id).open("ab")
         log.write(f"--- job {row.job_id}: attempt {row.attempts + 1}\n".encode())
         log.flush()
         proc = subprocess.Popen(
-            self._argv(job_file, len(devices)),
+            self._argv(row.job_id, job_file, len(devices)),
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=tmp,  # nothing the request names is read relative to the server's folder
             start_new_session=True,  # its own process group: cancel stops all of it
         )
         self._running[row.job_id] = _Running(row.job_id, proc, devices, cpu, log, tmp)
@@ -186,6 +203,7 @@ class Scheduler:
             os.killpg(run.proc.pid, sig)
 
     def _reap(self) -> None:
+        ended = 0
         with self._lock:
             for job_id, run in list(self._running.items()):
                 code = run.proc.poll()
@@ -197,8 +215,10 @@ class Scheduler:
                 run.log.close()
                 shutil.rmtree(run.tmp, ignore_errors=True)
                 self._finished(run, code)
-        if self.args.max_completed_jobs >= 0:
+                ended += 1
+        if ended or not self._pruned:  # once at start, then after jobs end (cancelled ones too)
             self.store.prune(self.args.max_completed_jobs)
+            self._pruned = True
 
     def _finished(self, run: _Running, code: int) -> None:
         if run.cancel_at is not None:

@@ -21,11 +21,13 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
+from lmms_eval.entrypoints.paths import confine_request, confined
 from lmms_eval.entrypoints.protocol import (
     TERMINAL,
     EvaluateRequest,
     JobInfo,
     MergeRequest,
+    Progress,
     QueueInfo,
 )
 from lmms_eval.entrypoints.scheduler import Scheduler
@@ -36,15 +38,6 @@ from lmms_eval.secrets import redact, register_secret
 from lmms_eval.settings import EvalSettings
 
 logger = logging.getLogger(__name__)
-
-
-def confined(root: Path, value: str | None, default: Path) -> Path:
-    """``value`` resolved under ``root`` (relative paths are relative to it); outside is a 422."""
-    path = default if not value else Path(value).expanduser()
-    resolved = (root / path).resolve() if not path.is_absolute() else path.resolve()
-    if not resolved.is_relative_to(root.resolve()):
-        raise HTTPException(422, f"path '{value}' is outside the server's root {root}")
-    return resolved
 
 
 def read_result(output_path: str) -> dict[str, Any] | None:
@@ -135,7 +128,6 @@ class Service:
 
     def job_info(self, row: JobRow) -> JobInfo:
         result = read_result(row.output_path) if row.status == "completed" else None
-        queued = [r.job_id for r in self.store.list("queued")] if row.status == "queued" else []
         return JobInfo(
             job_id=row.job_id,
             status=row.status,  # type: ignore[arg-type]
@@ -145,8 +137,18 @@ class Service:
             request=redact(row.request),
             result=result,
             error=row.error,
-            position=queued.index(row.job_id) if row.job_id in queued else None,
+            progress=self.progress(row),
+            position=self.store.position(row.job_id) if row.status == "queued" else None,
         )
+
+    def progress(self, row: JobRow) -> Progress | None:
+        if row.status == "queued":
+            return None
+        reported = self.scheduler.progress(row.job_id)
+        try:
+            return Progress.model_validate(reported) if reported else None
+        except ValueError:
+            return None
 
     def row(self, job_id: str) -> JobRow:
         row = self.store.get(job_id)
@@ -156,20 +158,18 @@ class Service:
 
     def submit(self, body: EvaluateRequest) -> JobInfo:
         job_id = uuid.uuid4().hex[:16]
-        given = body.settings_keywords()
-        out = confined(self.args.output_path(), given.get("output_path"), Path(job_id))
-        cache = confined(self.args.cache_path(), given.get("use_cache"), self.args.cache_path())
         if self.args.devices and body.num_gpus > len(self.args.devices):
             raise HTTPException(
                 422, f"num_gpus: {body.num_gpus} asked, the server has {len(self.args.devices)}"
             )
-        keywords = given | {"output_path": str(out), "use_cache": str(cache)}
+        keywords = confine_request(self.args, job_id, body.settings_keywords())
         try:
             EvalSettings.from_keywords("request", **keywords)
         except ConfigError as exc:
             raise HTTPException(422, str(exc)) from None
         register_secret_values(keywords)
-        if not self.store.insert(job_id, keywords, body.num_gpus, str(out), self.args.max_queued):
+        out = keywords["output_path"]
+        if not self.store.insert(job_id, keywords, body.num_gpus, out, self.args.max_queued):
             raise HTTPException(429, f"the queue is full ({self.args.max_queued} jobs); try later")
         self.scheduler.wake()
         return self.job_info(self.row(job_id))
@@ -215,19 +215,24 @@ async def _follow_log(service: Service, job_id: str, follow: bool) -> AsyncItera
 
 
 async def _events(service: Service, job_id: str) -> AsyncIterator[str]:
+    """Server-sent events: ``status`` when the status changes, ``progress`` when only progress does."""
     last: str | None = None
+    last_status: str | None = None
     while True:
         row = service.store.get(job_id)
         if row is None:
             return
-        info = service.job_info(row) if row.status in TERMINAL else None
-        payload = {"job_id": job_id, "status": row.status, "started_at": row.started_at}
-        if info is not None:
-            payload["error"] = info.error
+        payload: dict[str, Any] = {"job_id": job_id, "status": row.status, "started_at": row.started_at}
+        progress = service.progress(row)
+        if progress is not None:
+            payload["progress"] = progress.model_dump()
+        if row.status in TERMINAL:
+            payload["error"] = row.error
         text = json.dumps(payload)
         if text != last:
-            yield f"event: status\ndata: {text}\n\n"
-            last = text
+            kind = "status" if row.status != last_status else "progress"
+            yield f"event: {kind}\ndata: {text}\n\n"
+            last, last_status = text, row.status
         if row.status in TERMINAL:
             return
         await asyncio.sleep(0.25)
@@ -285,8 +290,10 @@ def _info_routes(router: APIRouter, service: Service) -> None:
 
     @router.post("/merge")
     async def merge(body: MergeRequest) -> dict[str, Any]:
-        checkpoint = confined(service.args.checkpoint_path(), body.checkpoint_path, Path("."))
-        output = confined(service.args.output_path(), body.output_path, Path("."))
+        checkpoint = confined(
+            service.args.checkpoint_path(), body.checkpoint_path, Path("."), "checkpoint_path"
+        )
+        output = confined(service.args.output_path(), body.output_path, Path("."), "output_path")
         name = "lmms_eval.entrypoints.merge"
         if importlib.util.find_spec(name) is None:
             raise HTTPException(501, "checkpoint merging is not available in this version")

@@ -16,6 +16,10 @@ def _home() -> Path:
     return Path(home) if home else Path.home() / ".cache" / "lmms-eval"
 
 
+def _folder(value: str | None) -> Path | None:
+    return Path(value).expanduser().absolute() if value else None
+
+
 class ServerArgs(BaseModel):
     """Options of the eval server. Paths default to folders under ``state_dir``."""
 
@@ -31,12 +35,23 @@ class ServerArgs(BaseModel):
     output_root: str | None = Field(default=None, description="job outputs; output_path must lie inside it")
     cache_dir: str | None = Field(default=None, description="response cache shared by jobs (resume)")
     checkpoint_root: str | None = Field(
-        default=None, description="checkpoints /merge may read (default output_root)"
+        default=None, description="checkpoints that jobs load and /merge reads (default output_root)"
+    )
+    data_root: str | None = Field(
+        default=None,
+        description="task folders (include_path), local datasets (dataset_root) and chat templates "
+        "requests may name (default state_dir/data)",
     )
     devices: list[str] | None = Field(
         default=None, description="GPU ids jobs share, e.g. 0,1 (none: CPU slots)"
     )
     cpu_slots: int = Field(default=1, ge=1, description="jobs that run at once without GPUs")
+    job_nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="CPU niceness of job processes, so the server answers while they run",
+    )
     token: str | None = Field(default=None, description=f"bearer token (or ${TOKEN_ENV}, or token_file)")
     token_file: str | None = Field(default=None, description="file holding the bearer token")
     max_queued: int = Field(default=1000, ge=1, description="queued jobs at most; more submissions get 429")
@@ -49,17 +64,21 @@ class ServerArgs(BaseModel):
             return [d.strip() for d in value.split(",") if d.strip()] or None
         return value
 
+    # Folders are absolute: jobs run in their own temporary working directory.
     def state_path(self) -> Path:
-        return Path(self.state_dir).expanduser() if self.state_dir else _home() / "server"
+        return _folder(self.state_dir) or _home().absolute() / "server"
 
     def output_path(self) -> Path:
-        return Path(self.output_root).expanduser() if self.output_root else self.state_path() / "outputs"
+        return _folder(self.output_root) or self.state_path() / "outputs"
 
     def cache_path(self) -> Path:
-        return Path(self.cache_dir).expanduser() if self.cache_dir else self.state_path() / "cache"
+        return _folder(self.cache_dir) or self.state_path() / "cache"
 
     def checkpoint_path(self) -> Path:
-        return Path(self.checkpoint_root).expanduser() if self.checkpoint_root else self.output_path()
+        return _folder(self.checkpoint_root) or self.output_path()
+
+    def data_path(self) -> Path:
+        return _folder(self.data_root) or self.state_path() / "data"
 
     def configured_token(self) -> str | None:
         """The token of the arguments, the environment or the token file (in that order)."""

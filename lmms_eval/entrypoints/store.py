@@ -116,6 +116,25 @@ class JobStore:
             rows = self._db.execute(query, (status, limit) if status else (limit,)).fetchall()
         return [_row(r) for r in rows]
 
+    def waiting(self, limit: int = 50) -> list[tuple[str, int]]:
+        """``(job_id, num_gpus)`` of the oldest queued jobs (cheap: the scheduler asks often)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT job_id, num_gpus FROM jobs WHERE status='queued' ORDER BY seq LIMIT ?", (limit,)
+            ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def position(self, job_id: str) -> int | None:
+        """How many queued jobs are ahead of ``job_id`` (None when it is not queued)."""
+        with self._lock:
+            row = self._db.execute("SELECT seq, status FROM jobs WHERE job_id=?", (job_id,)).fetchone()
+            if row is None or row["status"] != "queued":
+                return None
+            (ahead,) = self._db.execute(
+                "SELECT COUNT(*) FROM jobs WHERE status='queued' AND seq < ?", (row["seq"],)
+            ).fetchone()
+        return int(ahead)
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             rows = self._db.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status").fetchall()

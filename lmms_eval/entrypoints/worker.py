@@ -1,19 +1,49 @@
-"""One server job in its own process: ``python -m lmms_eval.entrypoints.worker <job.json>``.
+"""One server job in its own process: ``python -m lmms_eval.entrypoints.worker <job.json> [<progress.json>]``.
 
-The JSON file holds the keywords of :meth:`EvalSettings.from_keywords`. Exit status 0 on success.
+The job file holds the keywords of :meth:`EvalSettings.from_keywords`. The progress file, when
+named, is replaced (atomically, at most every half second) with where the run is; the server reads
+it for ``GET /jobs/{id}`` and ``/events``. Exit status 0 on success.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sys
+import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lmms_eval.evaluator import ProgressCallback, RunProgress
+
+PROGRESS_EVERY_S = 0.5
 
 
-def main(argv: list[str]) -> int:
-    from lmms_eval.errors import LmmsEvalError
-    from lmms_eval.secrets import RedactingFilter, redact_text
+def progress_writer(path: Path) -> ProgressCallback:
+    """A callback that keeps ``path`` holding the latest :class:`RunProgress` (with ``eta_s``)."""
+    last = 0.0
+
+    def write(event: RunProgress) -> None:
+        nonlocal last
+        now = time.monotonic()
+        edge = event.done == 0 or event.done == event.total
+        if not edge and now - last < PROGRESS_EVERY_S:
+            return
+        last = now
+        payload = asdict(event) | {"eta_s": event.eta_s(), "updated_at": time.time()}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(payload), encoding="utf-8")
+        os.replace(tmp, path)
+
+    return write
+
+
+def _configure_logging() -> None:
+    from lmms_eval.secrets import RedactingFilter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname).1s %(name)s: %(message)s", "%H:%M:%S"))
@@ -21,6 +51,15 @@ def main(argv: list[str]) -> int:
     root = logging.getLogger("lmms_eval")
     root.setLevel(logging.INFO)
     root.addHandler(handler)
+
+
+def main(argv: list[str]) -> int:
+    from lmms_eval.errors import LmmsEvalError
+    from lmms_eval.secrets import redact_text
+
+    _configure_logging()
+    with contextlib.suppress(OSError, ValueError):  # lower priority than the server (ServerArgs.job_nice)
+        os.nice(int(os.environ.get("LMMS_EVAL_JOB_NICE", "0")))
     try:
         from lmms_eval.evaluator import run_evaluation
         from lmms_eval.settings import EvalSettings
@@ -29,7 +68,8 @@ def main(argv: list[str]) -> int:
         keywords = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
         settings = EvalSettings.from_keywords("job", **keywords)
         manager = TaskManager(include_path=settings.include_path, model_name=settings.model)
-        results = run_evaluation(settings, task_manager=manager)
+        progress = progress_writer(Path(argv[1])) if len(argv) > 1 else None
+        results = run_evaluation(settings, task_manager=manager, progress=progress)
     except LmmsEvalError as exc:
         print(f"lmms-eval: error: {redact_text(str(exc))}", file=sys.stderr)
         return 1
