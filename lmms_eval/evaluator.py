@@ -265,7 +265,9 @@ def run_evaluation(
     model_info = describe_model(lm if lm is not None else settings.model, settings.force_simple)
     model_names = [settings.model if lm is None else "", model_info["model_id"]]
     chat = _is_chat(lm if lm is not None else settings.model, settings.force_simple)
-    manager = task_manager or TaskManager(model_name=model_names[0] or None)
+    manager = task_manager or TaskManager(
+        include_path=settings.include_path, model_name=model_names[0] or None
+    )
     nodes = manager.load_task_or_group(task_names)
     leaves = leaf_tasks(nodes)
     configure_tasks(leaves, task_options(settings, model_names), chat)

@@ -168,3 +168,20 @@ def test_same_run_twice_gives_identical_scores() -> None:
     first = lmms_eval.simple_evaluate(**kwargs)
     second = lmms_eval.simple_evaluate(**kwargs)
     assert first["results"] == second["results"]
+
+
+def test_include_path_keyword_finds_the_folder_without_a_task_manager(write_files, tmp_path: Path) -> None:
+    rows = [{"q": f"{i} + 1?", "answer": str(i + 1)} for i in range(3)]
+    extra = (
+        "output_type: generate_until\ndoc_to_text: q\ndoc_to_target: answer\n"
+        "metric_list:\n  - metric: exact_match\n"
+    )
+    manager = _task(write_files, tmp_path, "my_sums", rows, extra)
+    out = lmms_eval.simple_evaluate(
+        model="dummy",
+        model_args="answer_field=answer",
+        tasks=["my_sums"],
+        include_path=manager.include_path[0],
+        show_progress=False,
+    )
+    assert out["results"]["my_sums"]["exact_match,none"] == 1.0
