@@ -6,11 +6,14 @@ import contextlib
 import fnmatch
 import functools
 import hashlib
+import ipaddress
 import json
 import logging
+import os
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone, tzinfo
+from pathlib import Path
 from typing import Any
 
 from lmms_eval.errors import ModelArgsError
@@ -237,6 +240,17 @@ def pattern_match(patterns: Iterable[str], names: Iterable[str]) -> list[str]:
     return sorted(matched)
 
 
+def resolve_cache_dir(cache_dir: str, base_dir: str | None = None) -> str:
+    """``cache_dir`` with ``$VARS`` and ``~`` expanded; a relative result is joined to ``base_dir``
+    when one is given (the published task helper of the same name)."""
+    import os
+
+    path = os.path.expanduser(os.path.expandvars(cache_dir))
+    if base_dir and not os.path.isabs(path):
+        return os.path.join(base_dir, path)
+    return path
+
+
 def get_default_cache_dir() -> str:
     import os
 
@@ -270,3 +284,21 @@ def git_info() -> dict[str, str | None]:
         "commit": run("rev-parse", "--short=8", "HEAD"),
         "branch": run("rev-parse", "--abbrev-ref", "HEAD"),
     }
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether binding ``host`` keeps a server on this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def path_within(root: Path, candidate: str | os.PathLike[str]) -> Path | None:
+    """``candidate`` (relative to ``root`` unless absolute, ``~`` expanded, links followed) resolved,
+    or ``None`` when it lies outside ``root``: the one containment rule of the server and the UI."""
+    path = Path(candidate).expanduser()
+    resolved = (path if path.is_absolute() else root / path).resolve()
+    return resolved if resolved.is_relative_to(root.resolve()) else None

@@ -139,3 +139,14 @@ def test_every_snippet_of_the_service_guide_runs(workdir: Path, monkeypatch: pyt
     assert "cancelled" in out
     assert (workdir / "eval-server" / "outputs" / "merged" / "epoch_5" / "model.safetensors").is_file()
     assert "change-me-to-a-long-random-string" not in log.read_text()
+
+
+def test_cli_reference_lists_every_serve_option() -> None:
+    from lmms_eval.entrypoints.server_args import ServerArgs
+
+    cli_md = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = cli_md.split("## `lmms-eval serve`", 1)[1].split("\n## ", 1)[0]
+    for name, field in ServerArgs.model_fields.items():
+        row = next((line for line in section.splitlines() if line.startswith(f"| `--{name}` |")), None)
+        assert row is not None, f"docs/cli.md does not list lmms-eval serve --{name}"
+        assert str(field.description) in row, f"docs/cli.md: --{name} says something else than ServerArgs"

@@ -11,7 +11,7 @@ from typing import NoReturn
 
 from lmms_eval.errors import LmmsEvalError
 
-SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "serve", "version")
+SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "serve", "ui", "version")
 
 BANNER = """lmms-eval: evaluate large multimodal models
 
@@ -25,6 +25,7 @@ commands:
   power     how many questions a comparison of two models needs
   cache     response cache of --use_cache: stats, prune, clear
   serve     run the HTTP eval server (jobs from training loops)
+  ui        web UI: browse runs and samples, compare runs, launch evaluations
   version   print versions
 
 Quick start:  lmms-eval eval --model dummy --tasks demo_qa --limit 8
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     from lmms_eval.cli import power as power_cmd
     from lmms_eval.cli import serve as serve_cmd
     from lmms_eval.cli import tasks as tasks_cmd
+    from lmms_eval.cli import ui as ui_cmd
     from lmms_eval.cli import version as version_cmd
 
     parser = _Parser(prog="lmms-eval", description="Evaluate large multimodal models.")
@@ -85,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     power_cmd.add_parser(subparsers)
     cache_cmd.add_parser(subparsers)
     serve_cmd.add_parser(subparsers)
+    ui_cmd.add_parser(subparsers)
     version_cmd.add_parser(subparsers)
     return parser
 

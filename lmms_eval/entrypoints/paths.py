@@ -22,7 +22,7 @@ from typing import Any
 from fastapi import HTTPException
 
 from lmms_eval.entrypoints.server_args import ServerArgs
-from lmms_eval.utils import parse_arg_string
+from lmms_eval.utils import parse_arg_string, path_within
 
 # model_args keys whose value may be a local folder or file
 MODEL_PATH_KEYS = frozenset(
@@ -39,11 +39,11 @@ def confined(root: Path, value: str | None, default: Path, field: str = "path", 
 
     An absolute ``value`` may also lie in one of the folders ``also``.
     """
-    path = default if not value else Path(value).expanduser()
-    resolved = (root / path).resolve() if not path.is_absolute() else path.resolve()
-    allowed = [root.resolve(), *(a.resolve() for a in also)]
-    if not any(resolved.is_relative_to(folder) for folder in allowed):
-        where = " or ".join(str(folder) for folder in allowed)
+    resolved = path_within(root, value or default)
+    if resolved is None and value and Path(value).expanduser().is_absolute():
+        resolved = next((r for r in (path_within(a, value) for a in also) if r is not None), None)
+    if resolved is None:
+        where = " or ".join(str(folder.resolve()) for folder in (root, *also))
         raise HTTPException(422, f"{field}: '{value}' is outside the server's folder {where}")
     return resolved
 

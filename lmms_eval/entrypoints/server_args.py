@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from lmms_eval.utils import is_loopback_host
 
 TOKEN_ENV = "LMMS_EVAL_SERVER_TOKEN"
 
@@ -92,9 +93,4 @@ class ServerArgs(BaseModel):
         return None
 
     def is_loopback(self) -> bool:
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback_host(self.host)
