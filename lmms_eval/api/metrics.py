@@ -24,6 +24,7 @@ from typing import Any
 
 from lmms_eval.api.registry import register_aggregation, register_metric
 from lmms_eval.errors import MissingDependencyError
+from lmms_eval.scoring.text import anls_score, edit_distance
 
 # ------------------------------------------------------------------------------------------------
 # Aggregations
@@ -325,38 +326,12 @@ def exact_match(
     )
 
 
-def levenshtein(a: str, b: str) -> int:
-    """Edit distance (insertions, deletions, substitutions all cost 1)."""
-    if len(a) < len(b):
-        a, b = b, a
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
+levenshtein = edit_distance  # edit distance (insertions, deletions, substitutions all cost 1)
 
 
-def _anls_normalise(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def anls_score(prediction: str, references: Sequence[str], threshold: float = 0.5) -> float:
-    """Average Normalized Levenshtein Similarity of one prediction against its references.
-
-    Both sides are lower-cased with whitespace collapsed; the similarity to a reference is
-    ``1 - distance / max(len)`` of the normalised strings (1 when both are empty); the best
-    reference counts, and a best similarity below ``threshold`` scores 0.
-    """
-    pred = _anls_normalise(str(prediction))
-    best = 0.0
-    for ref in references:
-        gold = _anls_normalise(str(ref))
-        longest = max(len(pred), len(gold))
-        similarity = 1.0 - levenshtein(pred, gold) / longest if longest else 1.0
-        best = max(best, similarity)
-    return best if best >= threshold else 0.0
+def levenshtein_distance(s1: str, s2: str) -> int:
+    """The published name of the edit distance."""
+    return edit_distance(s1, s2)
 
 
 @register_metric(

@@ -42,34 +42,105 @@ Tokens = list[str]
 
 # -- tokenizer -----------------------------------------------------------------------------------
 
-_SPACE = re.compile(r"\s+")
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "`": "'"})
-_NEGATION = re.compile(r"(\w)n't\b")
-_CLITIC = re.compile(r"(\w)'(s|re|ve|ll|d|m)\b")
-_CANNOT = re.compile(r"\bcannot\b")
-_TOKEN = re.compile(
-    r"n't|'(?:s|re|ve|ll|d|m)\b"  # clitics split off their word
-    r"|\d+(?:[.,]\d+)+"  # numbers with decimal or thousands separators: 3.5, 1,000
-    r"|\w+(?:[-'&]\w+)*"  # words, with inner hyphens, apostrophes and ampersands kept
-    r"|[$%#@+=*/<>~^|\\]"  # symbols the PTB tokenizer keeps, one token each
+# pycocoevalcap drops exactly these tokens after the PTB tokenizer (its list, as written: the
+# upper-case bracket names never match the lower-cased "-lrb-" the tokenizer emits, so brackets stay)
+DROPPED_TOKENS = frozenset(
+    {"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--", "...", ";"}
 )
+BRACKETS = {"(": "-lrb-", ")": "-rrb-", "[": "-lsb-", "]": "-rsb-", "{": "-lcb-", "}": "-rcb-"}
+# words that keep their full stop ("mr.", "st.", "etc."), as the PTB tokenizer (CoreNLP 3.4.1) keeps them
+ABBREVIATIONS = frozenset(
+    {
+        "mr", "mrs", "ms", "messrs", "mme", "mlle", "dr", "prof", "rev", "hon", "pres", "gen", "gov",
+        "sen", "sens", "rep", "reps", "capt", "cmdr", "col", "lt", "maj", "sgt", "adm", "pvt", "cpl",
+        "det", "insp", "supt", "atty", "esq", "jr", "sr", "st", "mt", "ave", "blvd", "rd", "ct", "ste",
+        "bldg", "inc", "co", "corp", "ltd", "bros", "mfg", "cie", "asst", "assoc", "dept", "est", "ext",
+        "tel", "univ", "assn", "natl", "intl", "vs", "etc", "al", "cf", "ft", "sq", "jan", "feb", "mar",
+        "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mon", "tue", "tues", "wed",
+        "thu", "thurs", "fri", "calif", "fla", "ariz", "mich", "conn", "colo", "ind", "kan", "minn",
+        "mo", "neb", "nev", "okla", "tenn", "va", "vt", "wis", "wyo", "ala", "ga", "ky", "md", "mont"
+    }
+)  # fmt: skip
+ABBREVIATIONS_BEFORE_NUMBER = frozenset({"no", "nos", "fig", "pp", "op", "ca"})  # "no. 5", but "say no."
+
+_UNICODE = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2014": " -- ", "\u2013": " -- ",
+     "\u2026": " ... ", "\u00a3": "#", "\u20ac": "$"}
+)  # fmt: skip
+_SPLITS = (
+    (re.compile(r"\b(can)(not)\b|\b(gon|wan|got)(na|ta)\b"), lambda m: " ".join(g for g in m.groups() if g)),
+    (re.compile(r"(?<![\w'])'t(is|was)\b"), lambda m: f"'t {m.group(1)}"),
+    (re.compile(r"(?<=\w)n't\b"), lambda m: " n't"),
+    (re.compile(r"(?<=\w)'(s|re|ve|ll|d|m)\b"), lambda m: f" '{m.group(1)}"),
+)
+_TOKEN = re.compile(
+    r"(?P<tag></?[a-z][a-z0-9]*>)"
+    r"|(?P<clitic>n't|'(?:s|re|ve|ll|d|m|em|cause|\d0s)(?!\w)|'t(?= ))"  # also 'cause '90s
+    r"|(?P<fraction>\d+ \d+/\d+(?![\w/]))"  # "5 1/2" is one token (the space becomes U+00A0)
+    r"|(?P<number>(?<![\w.])[+-]\d+(?:[.,:/]\d+)*|\d+(?:[.,:/]\d+)+)"  # 10:30 1/2 -5 1,000.5
+    r"|(?P<acronym>[^\W\d_]{1,2}(?:\.[^\W\d_]{1,2})+\.(?!\w))"  # u.s. e.g. p.m. ph.d.
+    r"|(?P<word>\w+(?:\.\w+)+|@?\w+(?:[-&/]\w+|'[^\W\d_]+)*)"  # a.b.c; black-and-white o'clock
+    r"|(?P<marks>[!?]+|\.+|-+)"  # runs of ! and ? are one token; dots and dashes too
+    r"|(?P<other>``|''|\S)"
+)
+_FOLLOWED_BY_NUMBER = re.compile(r"\.\s*[+-]?\d")
+
+
+def _token(match: re.Match[str], text: str) -> tuple[str, int]:
+    """One PTB token of ``text`` (lower-cased) from a :data:`_TOKEN` match, and where it ends
+    (past the match when an abbreviation takes its full stop)."""
+    kind, token, end = match.lastgroup, match.group(), match.end()
+    if kind == "word" and text.startswith(".", end):
+        number_follows = _FOLLOWED_BY_NUMBER.match(text, end) is not None
+        if (
+            token in ABBREVIATIONS
+            or (len(token) == 1 and token.isalpha())
+            or (token in ABBREVIATIONS_BEFORE_NUMBER and number_follows)
+        ):
+            return token + ".", end + 1
+    if kind == "fraction":
+        return token.replace(" ", "\u00a0"), end
+    if kind == "marks" and token[0] in ".-" and len(token) > 1:
+        return ("..." if token[0] == "." else "--"), end
+    return ("''" if token == '"' else BRACKETS.get(token, token)), end
+
+
+def ptb_tokens(text: str) -> Tokens:
+    """``text`` as the PTB tokenizer (``-lowerCase``) splits it, before any token is dropped.
+
+    Rules:
+
+    - lower-case first; curly quotes become straight ones, long dashes ``--``, "…" ``...``, "£"
+      ``#`` and "€" ``$``;
+    - clitics are split off: "don't" -> "do n't", "dog's" -> "dog 's" (also 're 've 'll 'd 'm),
+      "cannot" -> "can not", "gonna" -> "gon na", "'tis" -> "'t is"; "'em", "'cause" and "'90s"
+      keep their apostrophe;
+    - words keep inner hyphens, apostrophes, ampersands and slashes ("black-and-white",
+      "o'clock", "at&t", "and/or"; not "6'2");
+    - numbers keep ``.`` ``,`` ``:`` ``/`` and a sign ("3.5", "1,000", "10:30", "1/2", "-5"); a
+      whole number and a fraction ("5 1/2") are one token joined by U+00A0;
+    - acronyms ("u.s.", "e.g.", "p.m."), single letters and the words of :data:`ABBREVIATIONS`
+      keep their full stop (those of :data:`ABBREVIATIONS_BEFORE_NUMBER` only before a number);
+    - a run of ``!`` / ``?`` is one token ("!!!", "?!"); brackets become ``-lrb-`` ``-rrb-``
+      ``-lsb-`` ``-rsb-`` ``-lcb-`` ``-rcb-``; a double quote is ``''``; every other mark is a
+      token of its own.
+    """
+    text = " ".join(str(text).lower().translate(_UNICODE).split())
+    for pattern, replace in _SPLITS:
+        text = pattern.sub(replace, text)
+    tokens = []
+    position = 0
+    while (match := _TOKEN.search(text, position)) is not None:
+        token, position = _token(match, text)
+        tokens.append(token)
+    return tokens
 
 
 def tokenize(text: str) -> Tokens:
-    """PTB-like tokens as the COCO evaluation feeds its scorers: lower case, punctuation removed.
-
-    Rules: lower-case; curly quotes become straight ones; clitics are split off as PTB does
-    ("don't" -> "do n't", "dog's" -> "dog 's", also 're 've 'll 'd 'm; "cannot" -> "can not");
-    words keep inner hyphens, apostrophes and ampersands ("black-and-white", "o'clock", "at&t");
-    numbers keep inner "." and "," ("3.5", "1,000"); the symbols ``$ % # @ + = * / < > ~ ^ | \\``
-    are tokens of their own; all other punctuation (. , ; : ! ? quotes, brackets, dashes, "...")
-    is dropped, as the COCO scorer drops PTB's punctuation tokens.
-    """
-    text = _SPACE.sub(" ", str(text).translate(_QUOTES).lower())
-    text = _CANNOT.sub("can not", text)
-    text = _NEGATION.sub(r"\1 n't", text)
-    text = _CLITIC.sub(r"\1 '\2", text)
-    return _TOKEN.findall(text)
+    """The tokens the COCO caption evaluation scores: :func:`ptb_tokens` without the punctuation
+    tokens pycocoevalcap drops (:data:`DROPPED_TOKENS`: quotes, ``. , : ; ? ! - -- ...``; a run such
+    as "!!" and the bracket tokens "-lrb-" ... stay)."""
+    return [token for token in ptb_tokens(text) if token not in DROPPED_TOKENS]
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:

@@ -46,6 +46,7 @@ class _Patterns:
     bold: re.Pattern[str]
     bracketed: re.Pattern[str]
     token: re.Pattern[str]
+    final: re.Pattern[str]
 
 
 def _check_letters(letters: str) -> str:
@@ -76,6 +77,9 @@ def _patterns(letters: str) -> _Patterns:
         bold=re.compile(rf"\*\*\s*\(?{x}\)?[.:]?\s*\*\*"),
         bracketed=re.compile(rf"[\(\[]{x}[\)\]]"),
         token=re.compile(rf"(?<![A-Za-z0-9'’_]){x}(?![A-Za-z0-9'’_])"),
+        final=re.compile(
+            rf"(?<![A-Za-z0-9'’_])(?i:(?:option|choice)\s*)?[\(\[]?\**{x}\**[\)\]]?[.!]?\**\s*$"
+        ),
     )
 
 
@@ -85,6 +89,20 @@ def _is_word_letter(text: str, match: re.Match[str]) -> bool:
         return False
     following = re.match(r"\**[ \t]+([a-z][a-z'’-]*)", text[match.end(1) :])
     return following is not None and following.group(1) not in _CONNECTIVES
+
+
+# A final letter right after one of these words is no commitment: "(A) or B", "C, not D".
+_HEDGES = frozenset({"or", "not", "nor", "and", "vs", "versus", "than", "between"})
+
+
+def _final_letter(pattern: re.Pattern[str], text: str) -> str | None:
+    """The standalone capital letter that ends ``text`` ("... C is wrong, so B"), unless a hedge
+    word (:data:`_HEDGES`) comes right before it."""
+    match = pattern.search(text)
+    if match is None:
+        return None
+    before = re.findall(r"[A-Za-z]+", text[: match.start()])
+    return None if before and before[-1].lower() in _HEDGES else match.group(1)
 
 
 def _letters_found(pattern: re.Pattern[str], text: str) -> list[str]:
@@ -111,13 +129,16 @@ def extract_mcq_answer(text: Any, letters: str = "ABCD") -> str | None:
     3. the output starts with a letter and a delimiter: ``B. cat``, ``(B) cat``, ``B) cat``,
        ``B: cat``, ``**B.** cat``, or the letter alone on the first line;
     4. a letter declared right: ``B is correct``, ``(B) is the best``, ``C would be the right``;
-    5. ``option B`` / ``choice (B)``;
-    6. a bold letter anywhere: ``**B**``;
-    7. a bracketed letter anywhere: ``(B)``, ``[B]``;
-    8. a lone capital letter anywhere (not inside a word).
+    5. the output ends with a standalone capital letter (``... C is wrong, so B``, ``so (B).``,
+       ``option B``), unless the word before it is a hedge (``or``, ``not``, ``and``, ``nor``,
+       ``vs``, ``versus``, ``than``, ``between``: ``(A) or B``, ``C, not D`` name no final answer);
+    6. ``option B`` / ``choice (B)``;
+    7. a bold letter anywhere: ``**B**``;
+    8. a bracketed letter anywhere: ``(B)``, ``[B]``;
+    9. a lone capital letter anywhere (not inside a word).
 
-    Rules 4-8 only count when all their matches name the same letter ("option A or option B"
-    gives nothing from rule 5). Outside rule 2 letters must be uppercase, and an "A" (or "I")
+    Rules 4 and 6-9 only count when all their matches name the same letter ("option A or option
+    B" gives nothing from rule 6). Outside rule 2 letters must be uppercase, and an "A" (or "I")
     followed by a lowercase word that is not a connective ("because", "is", "and", ...) is the
     article (pronoun), not an option: "A cat sits on the mat" names no option. ``text`` that is
     not a string (None, a failed request) gives None.
@@ -139,7 +160,13 @@ def extract_mcq_answer(text: Any, letters: str = "ABCD") -> str | None:
     leading = p.leading.match(text)
     if leading:
         return leading.group(1)
-    for pattern in (p.is_correct, p.option, p.bold, p.bracketed, p.token):
+    declared = _unique(_letters_found(p.is_correct, text))
+    if declared is not None:
+        return declared
+    final = _final_letter(p.final, text)
+    if final is not None:
+        return final
+    for pattern in (p.option, p.bold, p.bracketed, p.token):
         letter = _unique(_letters_found(pattern, text))
         if letter is not None:
             return letter
@@ -188,22 +215,18 @@ def first_char_match(prediction: Any, answer: str) -> bool:
     return bool(pred) and pred[0].lower() == str(answer).strip().lower()
 
 
-def _open_answer(text: str) -> str:
-    return text.strip().rstrip(".").strip().lower()
-
-
 def choice_or_text_match(prediction: Any, gold: str, letters: str = "ABCD") -> bool:
     """RealWorldQA's rule: a letter gold (one of ``letters``) is compared with
     :func:`extract_mcq_answer` of the output; any other gold (a number, a word) with the whole
-    output, ignoring case, surrounding whitespace and trailing full stops (``"Yes."`` matches
-    ``yes``; ``"3 cars"`` does not match ``3``).
+    output, ignoring case, surrounding whitespace and the output's trailing full stops (``"Yes."``
+    matches ``yes``; ``"3 ."``, ``"3 cars"`` do not match ``3``, nor ``"yes"`` a gold ``yes.``).
     """
     gold = str(gold).strip()
     if len(gold) == 1 and gold in letters:
         return extract_mcq_answer(prediction, letters) == gold
     if not isinstance(prediction, str):
         return False
-    return _open_answer(prediction) == _open_answer(gold)
+    return prediction.strip().rstrip(".").lower() == gold.lower()
 
 
 def index_to_letter(index: Any, n_options: int | None = None) -> str:

@@ -27,6 +27,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from lmms_eval.api.prompts import option_letters
+from lmms_eval.scoring.text import edit_distance
 
 # -- prompts -------------------------------------------------------------------------------------
 
@@ -176,17 +177,6 @@ def _mentioned_choice(span: str, choices: Sequence[str]) -> str | None:
             if best is None or key > best:
                 best, found = key, choice
     return found
-
-
-def edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance of two strings."""
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, start=1):
-        current = [i]
-        for j, y in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
 
 
 def closest_choice(span: str, choices: Sequence[str]) -> str | None:

@@ -58,6 +58,9 @@ DOC_ROWS = [
     ("What is the id?", ["abcdefghij"], "abcd", 0.0),
     # best reference: "1995" vs "1996" is 1 substitution in 4 -> 0.75
     ("Which year?", ["nineteen ninety-five", "1995"], "1996", 0.75),
+    # 1 edit ("a bd" vs "a bc") over the raw prediction's 5 characters, as the official script
+    # divides: 1 - 1/5 (the normalised lengths would give 1 - 1/4)
+    ("What is the ref?", ["a bc"], "a  bd", 0.8),
 ]
 INFO_ROWS = [
     ("How many percent?", ["45%", "45"], "45", 1.0),
@@ -107,8 +110,8 @@ def _answer(task: str, doc: dict[str, Any]) -> str:
 
 def test_anls_scores_and_result_keys(docvqa_data: None, run_benchmark: Any) -> None:
     results = run_benchmark(["docvqa_val", "infovqa_val"], _answer)
-    # DocVQA: (1 + 0.5 + 0 + 0.75) / 4 = 2.25 / 4 = 0.5625
-    assert results["results"]["docvqa_val"]["anls,none"] == pytest.approx(0.5625)
+    # DocVQA: (1 + 0.5 + 0 + 0.75 + 0.8) / 5 = 3.05 / 5 = 0.61
+    assert results["results"]["docvqa_val"]["anls,none"] == pytest.approx(0.61)
     # InfographicVQA (its own config): (1 + 0) / 2 = 0.5
     assert results["results"]["infovqa_val"]["anls,none"] == pytest.approx(0.5)
     assert results["n-samples"]["infovqa_val"]["effective"] == 2

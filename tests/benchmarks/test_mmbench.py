@@ -13,6 +13,7 @@ from bench_helpers import ScriptedModel, solid_image
 
 POST_EN = "\nAnswer with the option's letter from the given choices directly."
 POST_CN = "\n请直接使用所提供的选项字母作为答案回答。"
+INTRO = "There are several options:"  # the published wording, in English for the cn config too
 COLUMNS = ["index", "question", "hint", "A", "B", "C", "D", "E", "answer", "prediction"]
 COLUMNS += ["category", "L2-category", "source", "split"]
 
@@ -138,20 +139,19 @@ def test_chat_prompt_with_hint(mmbench_data: None, run_benchmark: Any) -> None:
     [message] = model.seen["mmbench_en_dev"][0]
     image, text = message["content"]
     assert image["type"] == "image" and image["url"].getpixel((0, 0)) == (1, 0, 0)
-    assert (
-        text["text"]
-        == "Look at the sky. What is the weather? A. sunny\nB. rainy\nC. snowy\nD. foggy" + POST_EN
-    )
+    # published layout: "{hint} {question} There are several options:\n" + options + "\n" + post
+    options = "A. sunny\nB. rainy\nC. snowy\nD. foggy"
+    assert text["text"] == f"Look at the sky. What is the weather? {INTRO}\n{options}\n" + POST_EN
 
 
 def test_simple_prompt_without_hint_and_with_option_e(mmbench_data: None, run_benchmark: Any) -> None:
     model = ScriptedModel(_answer, chat=False)
     run_benchmark("mmbench_en_dev", _answer, model=model)
     text, visuals = model.seen["mmbench_en_dev"][5]  # hint "nan", five options
-    assert text == "Which letter? A. p\nB. q\nC. r\nD. s\nE. t" + POST_EN
+    assert text == f"Which letter? {INTRO}\nA. p\nB. q\nC. r\nD. s\nE. t\n" + POST_EN
     assert [v.getpixel((0, 0)) for v in visuals] == [(3, 0, 0)]
     text, _ = model.seen["mmbench_en_dev"][6]  # hint None, option E "nan"
-    assert text == "Which colour? A. red\nB. blue\nC. green\nD. yellow" + POST_EN
+    assert text == f"Which colour? {INTRO}\nA. red\nB. blue\nC. green\nD. yellow\n" + POST_EN
 
 
 def test_cn_dev_and_group(mmbench_data: None, run_benchmark: Any) -> None:
@@ -160,7 +160,7 @@ def test_cn_dev_and_group(mmbench_data: None, run_benchmark: Any) -> None:
     assert results["results"]["mmbench_en_dev"]["gpt_eval_score,none"] == 50.0
     # question 7: variant 1000007 answered B (wrong); question 8: the option text "狗" -> B (right)
     assert results["results"]["mmbench_cn_dev"]["gpt_eval_score,none"] == 50.0
-    assert model.seen["mmbench_cn_dev"][2][0] == "这是什么? A. 猫\nB. 狗\nC. 鸟\nD. 鱼" + POST_CN
+    assert model.seen["mmbench_cn_dev"][2][0] == f"这是什么? {INTRO}\nA. 猫\nB. 狗\nC. 鸟\nD. 鱼\n" + POST_CN
 
 
 def test_judge_variant_judges_only_unresolved_answers(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from bench_helpers import ScriptedModel, solid_image
 
-POST = "\nAnswer with the option's letter from the given choices directly."
+POST = "\nAnswer with the option's letter from the given choices directly"  # no full stop (published)
 
 
 def _features() -> Any:

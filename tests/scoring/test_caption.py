@@ -28,13 +28,52 @@ from lmms_eval.scoring.caption import (
 
 def test_tokenizer_lowercases_splits_clitics_and_drops_punctuation() -> None:
     text = "A dog's toy, isn't it? (Black-and-white) photo of 1,000 cats; 3.5 m... \"wow\" 50% cannot"
+    # brackets become -lrb- / -rrb- and stay (pycocoevalcap's drop list spells them upper-case);
+    # "m." is a single letter with its full stop, which the PTB tokenizer keeps as an abbreviation
     assert tokenize(text) == [
-        "a", "dog", "'s", "toy", "is", "n't", "it", "black-and-white", "photo", "of",
-        "1,000", "cats", "3.5", "m", "wow", "50", "%", "can", "not",
+        "a", "dog", "'s", "toy", "is", "n't", "it", "-lrb-", "black-and-white", "-rrb-", "photo",
+        "of", "1,000", "cats", "3.5", "m.", "wow", "50", "%", "can", "not",
     ]  # fmt: skip
     assert tokenize("A man riding a horse.") == ["a", "man", "riding", "a", "horse"]
     assert tokenize("Two dogs \u2019s  - -- ...") == ["two", "dogs", "'s"]
     assert tokenize("") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        # abbreviations keep their full stop, a sentence's final full stop goes
+        ("Mr. Smith lives on St. Louis Ave.", "mr. smith lives on st. louis ave."),
+        ("Smith. then the U.S. flag at 8 p.m., e.g. today.", "smith then the u.s. flag at 8 p.m. e.g. today"),
+        ("say no. no. 5", "say no no. 5"),  # "no." keeps its stop only before a number
+        # times, fractions and signed or separated numbers stay whole; "5 1/2" is one token
+        ("At 10:30 eat 1/2 of -5 and 1,000.50", "at 10:30 eat 1/2 of -5 and 1,000.50"),
+        ("5 1/2 inches", "5\u00a01/2 inches"),
+        # runs of ! and ? are one token (kept); a single one is dropped
+        ("Wow!!! Really?!? Yes? No!", "wow !!! really ?!? yes no"),
+        # every bracket kind has its PTB name, and the names are not dropped
+        ("(a) [b] {c}", "-lrb- a -rrb- -lsb- b -rsb- -lcb- c -rcb-"),
+        # quotes of every kind, dashes, colons, semicolons and ellipses are dropped
+        ('He said "hi" -- then `left\' ; ok: \u201cgo\u201d\u2026', "he said hi then left ok go"),
+        # clitics; words keep inner hyphens, apostrophes, ampersands and slashes
+        (
+            "They're gonna see o'clock and/or AT&T 5-year-old dogs' toys",
+            "they 're gon na see o'clock and/or at&t 5-year-old dogs toys",
+        ),
+        ("I'd've can't won't 'tis", "i 'd 've ca n't wo n't 't is"),
+        # symbols are tokens of their own; pounds and euros are written as PTB writes them
+        ("$5 3*4 x=y \u00a35 \u20ac5", "$ 5 3 * 4 x = y # 5 $ 5"),
+    ],
+)
+def test_tokenizer_follows_the_ptb_tokenizer(text: str, tokens: str) -> None:
+    assert tokenize(text) == tokens.split(" ")
+
+
+def test_ptb_tokens_keep_what_the_coco_scorer_drops_later() -> None:
+    # the tokens before pycocoevalcap's drop list: marks are tokens; double quotes come out as ''
+    assert caption.ptb_tokens('A "dog", -- wow!') == ["a", "''", "dog", "''", ",", "--", "wow", "!"]
+    assert {".", ",", "!", "''", "--", "..."} <= caption.DROPPED_TOKENS
+    assert "-lrb-" not in caption.DROPPED_TOKENS and "-LRB-" in caption.DROPPED_TOKENS
 
 
 def test_bleu_two_image_corpus_with_brevity_penalty() -> None:

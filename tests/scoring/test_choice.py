@@ -103,17 +103,26 @@ def test_non_text_gives_none() -> None:
     ("text", "letter", "why"),
     [
         ("The answer is A... no wait, the answer is D", "D", "the last statement wins"),
-        ("(A) looks right but the answer is C", "C", "statement (1) beats a bracketed letter (7)"),
-        ("B. Although option C is tempting", "B", "leading letter (3) beats option (5)"),
-        ("Option A is wrong; B is correct.", "B", "'B is correct' (4) beats 'option A' (5)"),
-        ("Consider (A); **C** is my pick", "C", "bold (6) beats bracketed (7)"),
-        ("Option (A) seems odd, D too", "A", "option (5) beats a lone letter (8)"),
-        ("(A) or B", "A", "bracketed (7) beats a lone letter (8)"),
+        ("(A) looks right but the answer is C", "C", "statement (1) beats a bracketed letter (8)"),
+        ("B. Although option C is tempting", "B", "leading letter (3) beats option (6)"),
+        ("Option A is wrong; B is correct.", "B", "'B is correct' (4) beats 'option A' (6)"),
+        ("Consider (A); **C** is my pick", "C", "bold (7) beats bracketed (8)"),
+        ("Option (A) seems odd, D too", "A", "option (6) beats a lone letter (9)"),
+        ("(A) or B", "A", "after 'or' B is no final answer (5); bracketed (8) beats lone (9)"),
         ("A cat is left of the box, so C", "C", "the article A is not a lone letter"),
         ("The answer is B and \\boxed{D}", "D", "answers and boxes: the last one wins"),
+        # rule 5: the final standalone letter, when no statement names one
+        ("... C is wrong, so B", "B", "final letter (5) beats lone letters that disagree (9)"),
+        ("C is wrong, so (B).", "B", "final bracketed letter with a full stop"),
+        ("Both A and B are wrong, D", "D", "final letter after a comma"),
+        ("I pick A. But wait, option C", "C", "final 'option C' (5) beats option rule (6)"),
+        ("The answer is A, not B", "A", "statement (1) beats the final letter (5)"),
+        ("B. Not C", "B", "leading letter (3) beats the final letter (5)"),
+        ("C, not D", None, "after 'not' D is no final answer, and the lone letters disagree"),
+        ("Either A and B", None, "after 'and' B is no final answer"),
     ],
 )
-def test_priority_between_rules(text: str, letter: str, why: str) -> None:
+def test_priority_between_rules(text: str, letter: str | None, why: str) -> None:
     assert extract_mcq_answer(text) == letter, why
 
 
@@ -193,6 +202,11 @@ def test_seedbench_first_character_rule(prediction: str | None, expected: bool) 
         ("Yes.", "yes", True),  # case is ignored
         ("3 cars", "3", False),
         ("There are 3", "3", False),
+        ("3 .", "3", False),  # only the output's trailing full stops go, not a space before them
+        ("3..", "3", True),
+        ("yes", "yes.", False),  # the gold keeps its full stop (published rule)
+        ("b", "B", True),  # a bare lowercase letter is the option (the published rule says no)
+        ("C is wrong, so B", "B", True),  # the final letter (the published rule reads C)
         (None, "3", False),
         (None, "B", False),
     ],

@@ -83,6 +83,10 @@ def test_normalise() -> None:
         ("Paris", "I believe it's Paris, France", True),  # no cue: whole response contains "paris"
         ("['3', '3.0']", "so the value = 3.0", True),  # list literal gold; key "3.0" -> 3.0
         ("['7', 'seven']", "The result is six", False),
+        # a list-literal gold accepts any of its alternatives (MMMU's official answer file lists
+        # them; the published task compares the literal's text and so never matches)
+        ("['3', '4']", "The answer is 4", True),
+        ("['red', 'blue']", "red", True),
         ("1,500", "therefore 1500", True),  # commas dropped: 1500.0
         ("a", "the answer is b", False),  # " a"/"a " not in "b"
         ("a", "a banana", True),  # whole response "a banana" contains "a "

@@ -1,12 +1,14 @@
-"""ChartQA relaxed accuracy, OCRBench substring matching, and ANLS at its threshold."""
+"""ChartQA relaxed accuracy, OCRBench substring matching, and ANLS (official DocVQA rule)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from lmms_eval.api import metrics
 from lmms_eval.scoring.text import (
     anls_score,
+    edit_distance,
     ocrbench_match,
     ocrbench_normalize,
     parse_relaxed_number,
@@ -34,7 +36,17 @@ from lmms_eval.scoring.text import (
         ("Yes", "yes", True),  # text: case-insensitive exact match
         ("yes.", "yes", False),
         ("about 100", "100", False),  # not a number: compared as text
-        ("nan", "nan", True),  # non-finite values are text
+        # nan and inf are numbers (Python float), so they take the numeric path and are never
+        # correct, not even against themselves (official code): nan compares false with anything,
+        # inf - inf is nan, and |5 - inf| / inf is nan
+        ("nan", "nan", False),
+        ("NaN", "5", False),
+        ("5", "nan", False),
+        ("inf", "inf", False),
+        ("inf", "5", False),
+        ("5", "inf", False),
+        ("nan", "0", False),  # zero target: the text path, "nan" != "0"
+        ("5%%", "0.05", True),  # every trailing "%" is removed, dividing by 100 once
     ],
 )
 def test_relaxed_correctness(prediction: str, target: str, correct: bool) -> None:
@@ -45,7 +57,9 @@ def test_parse_relaxed_number() -> None:
     assert parse_relaxed_number(" 12.5% ") == pytest.approx(0.125)
     assert parse_relaxed_number("1e3") == 1000.0
     assert parse_relaxed_number("1,000") is None
-    assert parse_relaxed_number("inf") is None
+    assert parse_relaxed_number("inf") == float("inf")
+    nan = parse_relaxed_number("nan")
+    assert nan is not None and math.isnan(nan)
 
 
 @pytest.mark.parametrize(
@@ -73,14 +87,33 @@ def test_ocrbench_normalize_and_single_string_answer() -> None:
     assert ocrbench_match("it is 42", "42")
 
 
-def test_anls_is_the_framework_function_and_keeps_the_threshold() -> None:
-    assert anls_score is metrics.anls_score
+def test_edit_distance() -> None:
+    assert edit_distance("kitten", "sitting") == 3  # k->s, e->i, insert g
+    assert edit_distance("", "abc") == 3
+    assert edit_distance("abc", "abc") == 0
+
+
+def test_anls_keeps_the_threshold() -> None:
     # gold has 10 characters; "abcde" is 5 deletions away: similarity 1 - 5/10 = 0.5 -> kept
     assert anls_score("abcde", ["abcdefghij"]) == pytest.approx(0.5)
     # "abcd": 1 - 6/10 = 0.4 < 0.5 -> 0
     assert anls_score("abcd", ["abcdefghij"]) == 0.0
     # case and repeated whitespace are ignored; the best reference counts
     assert anls_score("  Hello   World ", ["nothing alike", "hello world"]) == 1.0
+    assert anls_score("", [""]) == 1.0
+    assert anls_score("abc", []) == 0.0
+
+
+def test_anls_divides_by_the_longer_raw_answer() -> None:
+    # distance of the normalised "abd" and "abc" is 1; the raw prediction "  abd " has 6 characters,
+    # so 1 - 1/6 (normalised lengths would give 1 - 1/3)
+    assert anls_score("  abd ", ["abc"]) == pytest.approx(1 - 1 / 6)
+    # "ab  c" normalises to "ab c": 2 edits from "abx" (replace " " by "x", drop "c"); raw length 5
+    assert anls_score("ab  c", ["abx"]) == pytest.approx(1 - 2 / 5)
+    # the gold's raw length counts as well: "hel" is 2 deletions from "hello", the gold has 9
+    assert anls_score("hel", ["  hello  "]) == pytest.approx(1 - 2 / 9)
+    # lengths are taken upper-cased, as the official script does: "ß" counts as "SS"
+    assert anls_score("ßa", ["ßb"]) == pytest.approx(1 - 1 / 3)
 
 
 def test_slug() -> None:

@@ -1,4 +1,4 @@
-"""MMBench tasks: prompt ``"{hint} {question} A. ...\\nB. ..."`` + post-prompt, CircularEval scoring.
+"""MMBench tasks: the published prompt (see :func:`doc_to_text`) and CircularEval scoring.
 
 Rules and CircularEval live in :mod:`lmms_eval.scoring.circular`. The dev tasks read answers by
 rules; the ``*_judge`` variants send the answers the rules cannot resolve to the LLM judge
@@ -36,9 +36,16 @@ def _question(doc: Mapping[str, Any]) -> str:
     return question if is_missing(hint) else f"{hint} {question}"
 
 
+OPTIONS_INTRO = "There are several options:"
+
+
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    """``"{hint} {question} There are several options:\\nA. ...\\nB. ...\\n"`` + post-prompt.
+
+    The hint and its space only when the doc has one (not None, NaN or "nan"), as published.
+    """
     options = format_options(list(circular.available_options(doc).values()))
-    return with_prompts(f"{_question(doc)} {options}", lmms_eval_specific_kwargs)
+    return with_prompts(f"{_question(doc)} {OPTIONS_INTRO}\n{options}\n", lmms_eval_specific_kwargs)
 
 
 def doc_to_visual(doc: Mapping[str, Any]) -> list[Any]:

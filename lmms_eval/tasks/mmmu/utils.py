@@ -60,25 +60,43 @@ def doc_to_messages(
     return interleaved_message(text, _images(doc, text))
 
 
+ACC_DECIMALS = 5  # the published aggregation rounds mmmu_acc to 5 decimals
+
+
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """``mmmu_acc`` (1.0/0.0) and ``mmmu_acc_<discipline>`` of the doc's discipline, plus the
-    parsed prediction (logged with the sample, not aggregated)."""
+    """``mmmu_acc`` (1.0/0.0) and ``mmmu_acc_<discipline>`` of the doc's discipline, plus what the
+    published task logs with each sample (not aggregated): ``mmmu_acc_pass_at_k`` (with one answer
+    per question, the same 1.0/0.0), ``submission`` (``{id: answer}``, the answer as
+    :func:`process_test_results` writes it) and the parsed prediction."""
     options = mmmu.parse_options(doc["options"])
     correct, parsed = mmmu.score(doc["question_type"], doc["answer"], str(results[0]), options)
     domain = mmmu.domain_of(mmmu.subject_of(doc["id"]))
     value = 1.0 if correct else 0.0
-    return {"mmmu_acc": value, f"mmmu_acc_{mmmu.domain_key(domain)}": value, "parsed_pred": parsed}
+    return {
+        "mmmu_acc": value,
+        f"mmmu_acc_{mmmu.domain_key(domain)}": value,
+        "mmmu_acc_pass_at_k": value,
+        "submission": {str(doc["id"]): _submitted_answer(doc, str(results[0]))},
+        "parsed_pred": parsed,
+    }
+
+
+def aggregate_accuracy(items: list[float]) -> float:
+    """``mmmu_acc``: the accuracy rounded to 5 decimals, as the published package reports it."""
+    return round(sum(items) / len(items), ACC_DECIMALS) if items else float("nan")
+
+
+def _submitted_answer(doc: Mapping[str, Any], response: str) -> str:
+    """The option letter for multiple choice ("" when none parses), the stripped response for
+    open questions."""
+    if doc["question_type"] == "multiple-choice":
+        return mmmu.parse_choice(response, mmmu.parse_options(doc["options"])) or ""
+    return response.strip()
 
 
 def process_test_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """The submission entry: the option letter for multiple choice ("" when none parses), the
-    stripped response for open questions."""
-    response = str(results[0])
-    if doc["question_type"] == "multiple-choice":
-        answer = mmmu.parse_choice(response, mmmu.parse_options(doc["options"])) or ""
-    else:
-        answer = response.strip()
-    return {"submission": {"id": doc["id"], "answer": answer}}
+    """The submission entry ``{"id", "answer"}`` (the answer as :func:`_submitted_answer` reads it)."""
+    return {"submission": {"id": doc["id"], "answer": _submitted_answer(doc, str(results[0]))}}
 
 
 def write_submission(items: list[dict[str, Any]], context: AggregationContext) -> None:
