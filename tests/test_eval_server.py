@@ -275,3 +275,66 @@ def test_request_paths_are_confined_to_the_server_roots(tmp_path: Path) -> None:
         assert caught.value.status_code == 422 and str(caught.value.detail).startswith(field)
     with pytest.raises(HTTPException, match=r"model_args\.pretrained"):
         confine_request(args, "job3", {"model_args": "pretrained=escape/passwd"})
+
+
+def test_load_of_200_submissions_from_20_clients_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    """The submissions race each other and the scheduler; the jobs still queued are then cancelled
+    to bound the test (bench/bench_server.py runs all of them to completion)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    srv = Server(tmp_path, free_port(), token="load-token-0123456789")
+    srv.start("--cpu_slots", "2", "--max_queued", "1000")
+    try:
+
+        def share(n: int) -> list[str]:
+            with srv.client() as client:
+                return [submit(client, limit=1)["job_id"] for _ in range(n)]
+
+        with ThreadPoolExecutor(20) as pool:
+            ids = [job_id for chunk in pool.map(share, [10] * 20) for job_id in chunk]
+        assert len(ids) == len(set(ids)) == 200
+        with srv.client() as client:
+            queue = client.get("/queue").json()
+            assert sum(queue["counts"].values()) == 200
+            listed = queue["queued"] + queue["running"]
+            assert len(listed) == len(set(listed))
+            for job_id in queue["queued"]:
+                client.delete(f"/jobs/{job_id}")
+            jobs = [wait(client, job_id, timeout=60) for job_id in ids]
+            logs = {job_id: client.get(f"/jobs/{job_id}/logs").text for job_id in ids}
+        states = {job["status"] for job in jobs}
+        assert states <= {"completed", "cancelled"}, [j["error"] for j in jobs if j["status"] == "failed"][:1]
+        assert any(job["status"] == "completed" for job in jobs)
+        for job in jobs:
+            attempts = logs[job["job_id"]].count("--- job")
+            assert attempts == (1 if job["status"] == "completed" else attempts) and attempts <= 1
+            if job["status"] == "completed":
+                assert job["result"]["results"]["demo_qa"]
+    finally:
+        srv.stop()
+
+
+def _worker_pid(job_id: str) -> int:
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "lmms_eval.entrypoints.worker" in cmdline and job_id in cmdline:
+                return int(proc.name)
+    raise AssertionError(f"no worker process for job {job_id}")
+
+
+def test_a_job_that_fails_or_dies_is_failed_with_the_tail_of_its_log(server: Server) -> None:
+    with server.client() as client:
+        bad = submit(client, model_args={"no_such_argument": 1})
+        failed = wait(client, bad["job_id"])
+        assert failed["status"] == "failed" and "no_such_argument" in failed["error"]
+        assert failed["error"].startswith("exit status 1")
+        slow = submit(client, model_args={"latency": 0.3}, limit=40)
+        wait_progress(client, slow["job_id"], at_least=1)
+        os.kill(_worker_pid(slow["job_id"]), signal.SIGKILL)
+        died = wait(client, slow["job_id"])
+        assert died["status"] == "failed" and died["error"].startswith("exit status -9")
+        assert f"--- job {slow['job_id']}: attempt 1" in died["error"]  # the log's tail

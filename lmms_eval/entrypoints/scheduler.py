@@ -183,7 +183,7 @@ class Scheduler:
         if self.args.devices:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
         log = self.log_path(row.job_id).open("ab")
-        log.write(f"--- job {row.job_id}: attempt {row.attempts + 1}\n".encode())
+        log.write(f"--- job {row.job_id}: attempt {row.attempts}\n".encode())  # claim() counted it
         log.flush()
         proc = subprocess.Popen(
             self._argv(row.job_id, job_file, len(devices)),
