@@ -1,10 +1,14 @@
 """Aggregation stage: per-document metric values -> task scores with error bars -> group scores.
 
 Every aggregated metric gets a standard error and a 95% confidence interval: analytic for the
-mean aggregation, a (vectorised) bootstrap for every other one, custom ``!function`` aggregations
-included. Tasks with ``cluster_key`` also get a cluster-robust error, and ``repeats > 1`` adds the
-repeated-sampling metrics. Keys follow the published layout: ``"<metric>,<filter>"``,
-``"<metric>_stderr,<filter>"``, plus ``_ci_lower`` / ``_ci_upper`` and the clustered variants.
+mean aggregation, a (vectorised) bootstrap for the other aggregations known to be pure (built-in,
+declared with :func:`~lmms_eval.stats.pure_aggregation`, or recognised as arithmetic: see
+:mod:`lmms_eval.stats.pure`). Any other custom ``!function`` aggregation is called exactly once,
+for the score: its error bar is the interval of the mean per-document score when the score is on
+that scale, else ``N/A``, and the task's ``stderr_notes`` says why. Tasks with ``cluster_key`` also
+get a cluster-robust error, and ``repeats > 1`` adds the repeated-sampling metrics. Keys follow the
+published layout: ``"<metric>,<filter>"``, ``"<metric>_stderr,<filter>"``, plus ``_ci_lower`` /
+``_ci_upper`` and the clustered variants.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ def _number(value: Any) -> float | None:
 def estimate_metric(
     fn: Callable[..., Any], items: list[Any], value: Any, bootstrap_iters: int, seed: int
 ) -> Estimate:
-    """Error bar of one aggregated metric: analytic for means, bootstrap otherwise."""
+    """Error bar of one aggregated metric of a resampleable ``fn``: analytic for means, bootstrap otherwise."""
     point = _number(value)
     if point is None:
         return Estimate(math.nan, n=len(items))
@@ -87,43 +91,86 @@ def estimate_metric(
     return stats.bootstrap_estimate(fn, items, bootstrap_iters, seed=seed, value=point)
 
 
+# the scales on which a score may be the mean per-document score: a fraction, a percentage
+_SCALES = (1.0, 100.0)
+
+
+def per_document_estimate(items: list[Any], value: Any, score_key: str) -> tuple[Estimate, str]:
+    """The interval of the mean per-document score, when ``value`` is that mean (or 100 times it).
+
+    For aggregations that must not be re-run. Returns the estimate (NaN parts when there is none)
+    and the note for the results.
+    """
+    point = _number(value)
+    numbers = [item_score(item, score_key) for item in items]
+    if point is None or not items or any(x is None for x in numbers):
+        return Estimate(
+            math.nan if point is None else point, n=len(items)
+        ), "no per-document score to give an interval"
+    plain = stats.mean_estimate(numbers)
+    for scale in _SCALES:
+        if math.isclose(point, scale * plain.value, rel_tol=1e-9, abs_tol=1e-12):
+            estimate = Estimate(
+                point,
+                scale * plain.stderr,
+                scale * plain.ci_low,
+                scale * plain.ci_high,
+                plain.n,
+                "per-document",
+            )
+            return estimate, "interval of the mean per-document score" + ("" if scale == 1 else " (x100)")
+    return Estimate(point, n=len(items)), "the score is not the mean of the per-document scores: no interval"
+
+
+def _not_resampled(raw_fn: Callable[..., Any]) -> str:
+    name = getattr(raw_fn, "__qualname__", None) or repr(raw_fn)
+    return (
+        f"aggregation {name} is not known to be pure (it may write files or call a judge), so it ran "
+        "once and was not bootstrapped; mark it @lmms_eval.stats.pure_aggregation if it only computes"
+    )
+
+
 def aggregate_task(
     result: TaskResult, bootstrap_iters: int, seed: int = 1234, context: AggregationContext | None = None
 ) -> dict[str, Any]:
     """Scores, standard errors and intervals of one task (see the module docstring for the keys).
 
-    Aggregations that take a context (``fn(items, context)``) get ``context`` for the score and a
-    context that writes nothing for the bootstrap.
+    Aggregations that take a context (``fn(items, context)``) get ``context`` for the score and,
+    when they are known to be pure, a context that writes nothing for the bootstrap.
     """
     task = result.task
     aggregations = task.aggregation()
     context = context or AggregationContext(task.task_name)
     scores: dict[str, Any] = {"alias": task.alias}
+    notes: dict[str, str] = {}
     for key, items in result.sample_metrics.items():
         metric, filter_key = key
         raw_fn: Callable[..., Any] = aggregations.get(metric, mean_aggregation)
         value = bind_context(raw_fn, context)(items)
-        fn = bind_context(raw_fn, context.as_dry())
+        pure = stats.purity(raw_fn) is not None
+        fn = bind_context(raw_fn, context.as_dry()) if pure else None
         key_seed = _seed_for(seed, task.task_name, metric, filter_key)
-        if isinstance(value, dict):  # an aggregation that returns several named scores
-            for sub, sub_value in value.items():
-                sub_fn = _sub_aggregation(fn, sub)
-                _store(
-                    scores,
-                    (sub, filter_key),
-                    sub_value,
-                    estimate_metric(sub_fn, items, sub_value, bootstrap_iters, key_seed),
-                )
+        named = value.items() if isinstance(value, dict) else [(metric, value)]
+        for sub, sub_value in named:  # an aggregation may return several named scores
+            sub_fn = fn if fn is None or not isinstance(value, dict) else _sub_aggregation(fn, sub)
+            if sub_fn is not None:
+                estimate = estimate_metric(sub_fn, items, sub_value, bootstrap_iters, key_seed)
+            else:
+                estimate, how = per_document_estimate(items, sub_value, task.config.score_key)
+                notes[f"{sub},{filter_key}"] = f"{_not_resampled(raw_fn)}; {how}"
+            if not isinstance(value, dict):
+                result.estimates[key] = estimate
+            _store(scores, (sub, filter_key), sub_value, estimate)
+        if isinstance(value, dict):
             continue
-        estimate = estimate_metric(fn, items, value, bootstrap_iters, key_seed)
-        result.estimates[key] = estimate
-        _store(scores, key, value, estimate)
         if task.config.cluster_key:
             _store_clustered(scores, result, key, fn, items, bootstrap_iters, key_seed)
         if key in result.repeat_scores:
             rows = [[item_score(v, task.config.score_key) for v in row] for row in result.repeat_scores[key]]
             for name, number in stats.stability_metrics(rows).items():
                 scores[f"{metric}_{name},{filter_key}"] = number
+    if notes:
+        scores["stderr_notes"] = notes
     scores["samples"] = result.n_effective
     if result.failed:
         scores["failed"] = len(result.failed)
@@ -155,22 +202,44 @@ def _store_clustered(
     scores: dict[str, Any],
     result: TaskResult,
     key: MetricKey,
-    fn: Callable[..., Any],
+    fn: Callable[..., Any] | None,
     items: list[Any],
     bootstrap_iters: int,
     seed: int,
 ) -> None:
-    """Cluster-robust error: Miller's eq. 4 for means, a cluster bootstrap for other aggregations."""
+    """Cluster-robust error: Miller's eq. 4 for means (and, scaled, for aggregations that must not
+    be re-run but whose score is the mean per-document score), a cluster bootstrap otherwise."""
     doc_ids = result.sample_doc_ids[key]
     clusters = [result.clusters.get(d, f"__doc_{d}") for d in doc_ids]
-    if fn is mean_aggregation:
+    if fn is mean_aggregation or fn is None:
         numbers = [item_score(v, result.task.config.score_key) for v in items]
         estimate = stats.clustered_mean_estimate(numbers, clusters)
+        if fn is None:
+            estimate = _rescaled(estimate, result.estimates.get(key))
     else:
         estimate = stats.cluster_bootstrap_estimate(fn, items, clusters, bootstrap_iters, seed=seed)
     _store(scores, key, None, estimate, suffix="_clustered")
     metric, filter_key = key
     scores[f"{metric}_n_clusters,{filter_key}"] = estimate.details.get("n_clusters", 0)
+
+
+def _rescaled(clustered: Estimate, plain: Estimate | None) -> Estimate:
+    """A clustered mean estimate on the scale of the per-document estimate (none without one)."""
+    if plain is None or plain.method != "per-document" or math.isnan(clustered.value) or clustered.value == 0:
+        scale = 1.0 if plain is not None and plain.method == "per-document" else math.nan
+    else:
+        scale = plain.value / clustered.value
+    if math.isnan(scale):
+        return Estimate(clustered.value, n=clustered.n, details=clustered.details)
+    return Estimate(
+        scale * clustered.value,
+        scale * clustered.stderr,
+        scale * clustered.ci_low,
+        scale * clustered.ci_high,
+        clustered.n,
+        clustered.method,
+        clustered.details,
+    )
 
 
 def aggregate_groups(

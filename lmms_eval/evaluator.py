@@ -604,6 +604,7 @@ class _TaskRunner:
         task_result = postprocess.score_task(task, requests, self.log_samples, sink, self.show_progress)
         self.task_results[name] = task_result
         results["usage"]["by_task"][name] = throughput.usage(requests)
+        throughput.add_efficiency(results, name, requests, task_result)
         if task_result.failed:
             results["n-samples"][name]["failed"] = len(task_result.failed)
             results["failures"][name] = throughput.failure_summary(task_result.failed)

@@ -23,7 +23,13 @@ from lmms_eval.secrets import redact_text
 
 logger = logging.getLogger(__name__)
 
-REQUEST_ORDER = ("loglikelihood", "generate_until", "generate_until_multi_round")
+REQUEST_ORDER = (
+    "loglikelihood",
+    "generate_until",
+    "generate_until_multi_round",
+    "generate_until_agentic",
+    "generate_visual_cot",
+)
 
 ModelCall = Callable[[str, list[Instance]], list[Any]]
 # (request type, requests answered, requests in all) after each answer

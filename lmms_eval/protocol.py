@@ -3,7 +3,9 @@
 A task's ``doc_to_messages`` returns a list of ``{"role", "content": [parts]}`` dicts; parts are
 ``{"type": "text", "text"}``, ``{"type": "image", "url"}``, ``{"type": "video", "url"}`` or
 ``{"type": "audio", "url"}``. The ``url`` of a medium may be a PIL image, a path, a URL, bytes, or
-(for audio) a ``{"array", "sampling_rate"}`` dict.
+(for audio) a ``{"array", "sampling_rate"}`` dict. As in the published package, a part without
+``"type"`` is typed by its keys: ``{"text"}`` is text, ``{"url", "start_time"/"end_time"}`` a video
+clip, any other ``{"url"}`` an image (audio always needs ``"type": "audio"``).
 
 ``to_hf_messages`` gives the form HF processors' ``apply_chat_template`` and qwen-vl-utils expect;
 ``to_openai_messages`` gives OpenAI chat-completions messages with images as base64 ``data:`` URIs
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lmms_eval.media import audio_url, encode_image_data_uri, image_encode_format, media_url
 
@@ -56,6 +58,26 @@ ChatContent = Annotated[
 class ChatMessage(BaseModel):
     role: Literal["user", "system", "assistant"]
     content: list[ChatContent]
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _type_untyped_parts(cls, content: Any) -> Any:
+        if not isinstance(content, list):
+            return content
+        return [infer_part_type(part) for part in content]
+
+
+def infer_part_type(part: Any) -> Any:
+    """A content part with its ``"type"`` filled in from its keys when it has none (see the module
+    docstring); other parts unchanged."""
+    if not isinstance(part, dict) or "type" in part:
+        return part
+    if "text" in part:
+        return {"type": "text", "text": part["text"]}
+    if "url" in part:
+        timed = part.get("start_time") is not None or part.get("end_time") is not None
+        return {**part, "type": "video" if timed else "image"}
+    return part
 
 
 class ChatMessages(BaseModel):

@@ -105,7 +105,7 @@ def test_parts_are_parsed_into_typed_content(mixed: tuple[ChatMessages, dict[str
         ({"role": "user", "content": [{"type": "pdf", "url": "a.pdf"}]}, "pdf"),
         ({"role": "user", "content": [{"type": "text"}]}, "text"),
         ({"role": "user", "content": [{"type": "image"}]}, "url"),
-        ({"role": "user", "content": [{"text": "no type"}]}, "type"),
+        ({"role": "user", "content": [{"image": "untyped, neither text nor url"}]}, "type"),
         ({"role": "user", "content": [{"type": "text", "text": ["not", "a", "string"]}]}, "text"),
     ],
 )

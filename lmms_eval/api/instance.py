@@ -10,8 +10,16 @@ OutputType = Literal[
     "multiple_choice",
     "generate_until",
     "generate_until_multi_round",
+    "generate_until_agentic",
+    "generate_visual_cot",
 ]
-RequestType = Literal["loglikelihood", "generate_until", "generate_until_multi_round"]
+RequestType = Literal[
+    "loglikelihood",
+    "generate_until",
+    "generate_until_multi_round",
+    "generate_until_agentic",
+    "generate_visual_cot",
+]
 # why a request has no answer: ``error`` (the model or API failed, after retries), ``not_sent``
 # (the token budget was spent, the task's circuit breaker opened or the run was stopped),
 # ``refusal`` (the model declined: an API reply with ``content: null`` and a refusal), ``filtered``
@@ -74,8 +82,10 @@ class Instance:
     * chat ``generate_until`` and ``generate_until_multi_round``:
       ``(doc_to_messages, gen_kwargs, doc_id, task, split)``
     * simple ``generate_until``: ``(context, gen_kwargs, doc_to_visual, doc_id, task, split)``
-    * simple ``generate_until_multi_round``:
-      ``(context, gen_kwargs, doc_to_visual, doc_to_text, doc_id, task, split)``
+    * simple ``generate_until_multi_round``, and ``generate_until_agentic`` for every model:
+      ``(context, gen_kwargs, doc_to_visual, doc_to_text, doc_id, task, split)`` (the agentic
+      loop is :mod:`lmms_eval.api.agentic`; ``gen_kwargs`` holds ``max_agentic_steps``)
+    * ``generate_visual_cot``: the ``generate_until`` layouts
     * ``loglikelihood``: ``(context, continuation, doc_to_visual, doc_id, task, split)`` where the
       continuation is a string (one request per choice of a ``multiple_choice`` task), or the
       task's ``doc_to_target`` callable; for chat models the first element is the
@@ -124,9 +134,13 @@ class Instance:
 def unwrap_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
     """Split a model output into ``(value, token_counts_dict)``.
 
-    Accepts ``str``, :class:`GenerationResult`, ``(str, dict)`` tuples and loglikelihood tuples. The
-    dict of a :class:`GenerationResult` also carries its timing (``latency_s``,
-    ``time_to_first_token_s``) when the model measured it.
+    Accepts ``str``, :class:`GenerationResult`, :class:`RequestFailure`, the published
+    ``(text, TokenCounts)`` pair (also ``(text, dict)`` and ``(text, None)``), and loglikelihood
+    ``(float, bool)`` pairs, which pass through unchanged. The value is never the pair itself, so a
+    model's token counts are never scored as part of its answer. Unlike the published function the
+    counts come back as a dict (:meth:`TokenCounts.to_dict`), which for a
+    :class:`GenerationResult` also carries its timing (``latency_s``, ``time_to_first_token_s``)
+    when the model measured it.
     """
     if isinstance(output, RequestFailure):
         return output, output.token_counts.to_dict() if output.token_counts else None
@@ -137,11 +151,12 @@ def unwrap_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
         if output.time_to_first_token_s is not None:
             counts["time_to_first_token_s"] = output.time_to_first_token_s
         return output.text, counts or None
-    if (
-        isinstance(output, tuple)
-        and len(output) == 2
-        and isinstance(output[0], str)
-        and isinstance(output[1], dict)
-    ):
-        return output[0], output[1]
+    if isinstance(output, tuple) and len(output) == 2 and isinstance(output[0], str):
+        text, extra = output
+        if isinstance(extra, TokenCounts):
+            return text, extra.to_dict() or None
+        if isinstance(extra, dict):
+            return text, dict(extra) or None
+        if extra is None:
+            return text, None
     return output, None

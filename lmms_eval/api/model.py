@@ -80,6 +80,24 @@ class lmms(abc.ABC):
             f"model '{type(self).__name__}' does not implement generate_until_multi_round"
         )
 
+    def generate_until_agentic(self, requests: list[Instance]) -> Sequence[GenerationResult | RequestFailure]:
+        """Tool-use loops: each round goes through :meth:`generate_until` and the task's
+        ``doc_to_text`` simulator (:mod:`lmms_eval.api.agentic`). Override only to run the loop
+        another way; the answer is the task's result payload (JSON text)."""
+        from lmms_eval.api.agentic import run_agentic
+
+        return run_agentic(self, requests)
+
+    def generate_visual_cot(
+        self, requests: list[Instance]
+    ) -> Sequence[str | GenerationResult | RequestFailure]:
+        """Generation that draws intermediate images (visual chain of thought); needs an
+        image-generating model."""
+        raise NotImplementedError(
+            f"model '{type(self).__name__}' does not support generate_visual_cot: the task needs a model "
+            "that generates images (it must implement generate_visual_cot)"
+        )
+
     def clean(self) -> None:
         """Release accelerator memory before judges run.
 

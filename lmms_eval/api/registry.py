@@ -496,6 +496,8 @@ DEFAULT_METRIC_REGISTRY: dict[str, list[str]] = {
     "multiple_choice": ["acc", "acc_norm"],
     "generate_until": ["exact_match"],
     "generate_until_multi_round": ["exact_match"],
+    "generate_until_agentic": ["exact_match"],
+    "generate_visual_cot": ["exact_match"],
 }
 
 

@@ -155,8 +155,13 @@ class ConfigurableTask:
     OUTPUT_TYPE: str
 
     def __init__(
-        self, config: TaskConfig, yaml_path: str | None = None, model_names: Sequence[str] = ()
+        self,
+        config: TaskConfig | Mapping[str, Any],
+        yaml_path: str | None = None,
+        model_names: Sequence[str] = (),
     ) -> None:
+        if not isinstance(config, TaskConfig):  # a YAML mapping, as published task classes pass it
+            config = TaskConfig.from_yaml_dict(dict(config), yaml_path or "<task class>")
         self.config = config
         self.yaml_path = yaml_path
         self.base_dir = os.path.dirname(yaml_path) if yaml_path else os.getcwd()
@@ -166,7 +171,7 @@ class ConfigurableTask:
         self._eval_docs: Any = None
         self._scoring_docs: Any = None
         self.options = TaskRunOptions(model_names=self.model_names)
-        if config.num_fewshot and not self._fewshot_split_name():
+        if config.num_fewshot and not self._has_fewshot_source():
             raise ConfigError(
                 f"{yaml_path}: task '{config.task}': num_fewshot needs a fewshot_split or training_split"
             )
@@ -192,7 +197,7 @@ class ConfigurableTask:
         become the task's effective config, the rest is read from :attr:`options`."""
         update: dict[str, Any] = {"num_fewshot": self.config.num_fewshot or 0}
         if options.num_fewshot is not None and self.config.num_fewshot != 0:
-            if options.num_fewshot and not self._fewshot_split_name():
+            if options.num_fewshot and not self._has_fewshot_source():
                 raise ConfigError(
                     f"task '{self.task_name}' has no split to draw {options.num_fewshot} few-shot examples from"
                 )
@@ -271,6 +276,13 @@ class ConfigurableTask:
         assert self._dataset is not None
         return self._dataset
 
+    def _fewshot_samples(self) -> Any:
+        """``fewshot_config.samples``: fixed few-shot docs (a list, or a function returning one)."""
+        return (self.config.fewshot_config or {}).get("samples")
+
+    def _has_fewshot_source(self) -> bool:
+        return self._fewshot_samples() is not None or self._fewshot_split_name() is not None
+
     def _fewshot_split_name(self) -> str | None:
         return self.config.fewshot_split or self.config.training_split or self.config.validation_split
 
@@ -348,6 +360,10 @@ class ConfigurableTask:
 
     @cached_property
     def fewshot_docs(self) -> Any:
+        samples = self._fewshot_samples()
+        if samples is not None:  # fixed examples take precedence over any split
+            found: Any = samples() if callable(samples) else samples
+            return list(found)
         split = self._fewshot_split_name()
         return self._split(split) if split else []
 
@@ -414,7 +430,7 @@ class ConfigurableTask:
         if k <= 0:
             return []
         pool = self.fewshot_docs
-        same_split = self._fewshot_split_name() == self.eval_split
+        same_split = self._fewshot_samples() is None and self._fewshot_split_name() == self.eval_split
         candidates = [i for i in range(len(pool)) if not (same_split and i == doc_id)]
         sampler = (self.config.fewshot_config or {}).get("sampler", "default")
         if sampler == "first_n":
@@ -579,16 +595,19 @@ class ConfigurableTask:
         visual_fn = BoundDocFunction(_visual_adapter(visual))
         output_type = self.config.output_type
         messages_fn = BoundDocFunction(_messages_adapter(self, doc_id)) if chat else None
-        if output_type in ("generate_until", "generate_until_multi_round"):
+        if output_type.startswith("generate"):  # generate_until, _multi_round, _agentic, visual_cot
             gen_kwargs = copy.deepcopy(self.generation_kwargs())
-            if chat:
+            agentic = output_type == "generate_until_agentic"  # 7 args for chat models too
+            if chat and not agentic:
                 args: tuple[Any, ...] = (messages_fn, gen_kwargs, doc_id, self.task_name, split)
-            elif output_type == "generate_until_multi_round":
+            elif output_type == "generate_until_multi_round" or agentic:
                 text_fn = (
                     BoundDocFunction(self.config.doc_to_text, self.specific_kwargs)
                     if callable(self.config.doc_to_text)
                     else None
                 )
+                if context is None:  # a chat task with doc_to_messages: the loop starts from doc_to_text
+                    context = _guarded("doc_to_text", lambda: self.fewshot_context(doc, doc_id, False))
                 args = (context, gen_kwargs, visual_fn, text_fn, doc_id, self.task_name, split)
             else:
                 args = (context, gen_kwargs, visual_fn, doc_id, self.task_name, split)
@@ -613,7 +632,9 @@ class ConfigurableTask:
         """A placeholder request of the doc's type carrying ``message``; inference never sends it."""
         output_type = self.config.output_type
         request_type = output_type if output_type.startswith("generate") else "loglikelihood"
-        if chat and request_type != "loglikelihood":
+        if request_type == "generate_until_agentic":
+            n_args = 7
+        elif chat and request_type != "loglikelihood":
             n_args = 5
         else:
             n_args = 7 if request_type == "generate_until_multi_round" else 6

@@ -14,7 +14,14 @@ from typing_extensions import Self
 
 from lmms_eval.errors import ConfigError, did_you_mean
 
-OUTPUT_TYPES = ("loglikelihood", "multiple_choice", "generate_until", "generate_until_multi_round")
+OUTPUT_TYPES = (
+    "loglikelihood",
+    "multiple_choice",
+    "generate_until",
+    "generate_until_multi_round",
+    "generate_until_agentic",
+    "generate_visual_cot",  # needs an image-generating model; others refuse it at run time
+)
 
 Fn = Callable[..., Any]
 DocField = Fn | str | int | list[Any] | dict[str, Any] | None
@@ -98,7 +105,7 @@ class TaskConfig(YamlConfig):
     tag: list[str] = Field(default_factory=list)
     group: str | list[str] | None = None  # deprecated spelling of tag in a task config
     group_alias: str | None = None
-    class_: str | None = Field(default=None, alias="class")
+    class_: str | type | None = Field(default=None, alias="class")  # registry name or ``!function`` class
 
     # data
     dataset_path: str | None = None
@@ -129,7 +136,12 @@ class TaskConfig(YamlConfig):
 
     # scoring
     output_type: Literal[
-        "loglikelihood", "multiple_choice", "generate_until", "generate_until_multi_round"
+        "loglikelihood",
+        "multiple_choice",
+        "generate_until",
+        "generate_until_multi_round",
+        "generate_until_agentic",
+        "generate_visual_cot",
     ] = "generate_until"
     generation_kwargs: dict[str, Any] | None = None
     repeats: int = Field(default=1, ge=1)

@@ -10,14 +10,20 @@
 the registry is imported until a filter is used (``api/`` never imports this package; the package
 root ``lmms_eval`` does, which every import of a submodule runs first). The classes are also
 importable from here (``from lmms_eval.filters import RegexFilter``), loaded on first access.
+
+The published helpers are here too: :data:`FILTER_REGISTRY`, :func:`get_filter` and
+:func:`build_filter_ensemble` (``build_filter_ensemble("get-answer", [["regex", {"regex_pattern":
+...}], ["take_first", None]])``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from importlib import import_module
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from lmms_eval.api.filter import Filter, FilterEnsemble
 from lmms_eval.api.registry import FILTER_REGISTRY
 
 if TYPE_CHECKING:
@@ -66,8 +72,33 @@ def __getattr__(name: str) -> Any:
 for _name, _path in BUILTIN_FILTERS.items():
     FILTER_REGISTRY.register(_name, _path)
 
+
+def get_filter(filter_name: str | Callable[..., Any]) -> Any:
+    """The filter class registered as ``filter_name``; a callable is returned as it is.
+
+    An unknown name is a :class:`~lmms_eval.api.registry.RegistryLookupError` naming the closest
+    registered filters (the published function returned the name unchanged).
+    """
+    if callable(filter_name):
+        return filter_name
+    return FILTER_REGISTRY.get(filter_name)
+
+
+def build_filter_ensemble(filter_name: str, components: Sequence[Sequence[Any]]) -> FilterEnsemble:
+    """A :class:`~lmms_eval.api.filter.FilterEnsemble` named ``filter_name`` from
+    ``[[function, kwargs or None], ...]`` steps (a function is a registered name or a class)."""
+    steps: list[Filter] = []
+    for component in components:
+        function, kwargs = (component[0], component[1] if len(component) > 1 else None)
+        steps.append(get_filter(function)(**(kwargs or {})))
+    return FilterEnsemble(filter_name, steps)
+
+
 __all__ = [
     "BUILTIN_FILTERS",
+    "FILTER_REGISTRY",
+    "Filter",
+    "FilterEnsemble",
     "LeadingLetterFilter",
     "LowercaseFilter",
     "MCQLetterFilter",
@@ -80,5 +111,7 @@ __all__ = [
     "TakeKFilter",
     "UppercaseFilter",
     "WhitespaceFilter",
+    "build_filter_ensemble",
     "doc_choices",
+    "get_filter",
 ]

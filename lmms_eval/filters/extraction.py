@@ -62,6 +62,45 @@ class RegexFilter(Filter):
         return map_responses(resps, self.extract)
 
 
+class ExtendedRegexFilter(RegexFilter):
+    """:class:`RegexFilter` plus the published helpers for multiple-choice filters built on it:
+    :meth:`filter_ignores` normalises a text (``regexes_to_ignore`` removed, then optional case and
+    punctuation folding) and :meth:`find_match` returns a match mapped through ``convert_dict``."""
+
+    _PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+    def __init__(
+        self,
+        regex_pattern: str = r"#### (\-?[0-9\.\,]+)",
+        group_select: int = 0,
+        fallback: str = "[invalid]",
+        ignore_case: bool = False,
+        ignore_punctuation: bool = False,
+        regexes_to_ignore: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(regex_pattern, group_select, fallback)
+        self.ignore_case = ignore_case
+        self.ignore_punctuation = ignore_punctuation
+        self.regexes_to_ignore = list(regexes_to_ignore or [])
+
+    def filter_ignores(self, st: str) -> str:
+        for pattern in self.regexes_to_ignore:
+            st = re.sub(pattern, "", st)
+        if self.ignore_case:
+            st = st.lower()
+        if self.ignore_punctuation:
+            st = st.translate(self._PUNCTUATION)
+        return st
+
+    def find_match(
+        self, regex: re.Pattern[str], resp: str, convert_dict: Mapping[str, str] | None = None
+    ) -> str:
+        """The ``group_select``-th match of ``regex`` in ``resp`` (``""`` when there is none), mapped
+        through ``convert_dict`` when the match is one of its keys."""
+        found = _select(regex, resp, self.group_select) or ""
+        return (convert_dict or {}).get(found, found)
+
+
 # ------------------------------------------------------------------------------------------------
 # multi_choice_regex
 # ------------------------------------------------------------------------------------------------

@@ -139,6 +139,10 @@ class JudgeServer(abc.ABC):
         """One judge call (or cache hit); failures come back with ``error`` set, never raised."""
         return self.complete_batch([request])[0]
 
+    def evaluate(self, request: Request) -> JudgeResponse:
+        """The published name of :meth:`complete` (``response.success`` / ``response.content``)."""
+        return self.complete(request)
+
     def complete_batch(self, requests: Sequence[Request]) -> list[JudgeResponse]:
         """Judge calls for ``requests``, concurrently, answers in request order.
 

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 DEFAULT_JUDGE_MODEL = "gpt-4o-2024-11-20"
+# published spellings of our settings (lmms_eval.llm_judge.protocol.ServerConfig of the published package)
+PUBLISHED_ALIASES = {
+    "num_retries": "max_retries",
+    "retry_delay": "retry_backoff_s",
+    "max_concurrent": "num_concurrent",
+}
 
 
 def _default_model_name() -> str:
@@ -38,6 +45,34 @@ class ServerConfig(BaseModel):
     system_prompt: str | None = None
     cache_path: str | None = None
     use_cache: bool = True
+    # accepted for tasks written for the published package; the evaluate_* methods take these per call
+    response_format: str | None = None
+    judge_type: str = "general"
+    output_format: str | None = None
+    score_range: tuple[float, float] | None = None
+    evaluation_criteria: dict[str, Any] | None = None
+
+    # published spellings of max_retries / retry_backoff_s / num_concurrent; always equal to those
+    num_retries: int | None = Field(default=None, ge=0)
+    retry_delay: float | None = Field(default=None, ge=0.0)
+    max_concurrent: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _published_names(cls, data: Any) -> Any:
+        """``num_retries`` / ``retry_delay`` / ``max_concurrent`` (published) set our fields."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for old, new in PUBLISHED_ALIASES.items():
+                if data.get(old) is not None:
+                    data.setdefault(new, data[old])
+        return data
+
+    @model_validator(mode="after")
+    def _mirror_published_names(self) -> ServerConfig:
+        for old, new in PUBLISHED_ALIASES.items():
+            object.__setattr__(self, old, getattr(self, new))  # frozen model: set once, here
+        return self
 
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "ServerConfig"]

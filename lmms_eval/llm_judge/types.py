@@ -21,6 +21,19 @@ class Request:
     temperature: float | None = None
     max_tokens: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    # published form: images appended to the last user message, sampling settings from ``config``
+    images: list[Any] | None = None
+    config: Any = None
+
+    def __post_init__(self) -> None:
+        if self.images:
+            object.__setattr__(self, "messages", _with_images(self.messages, self.images))
+            object.__setattr__(self, "images", None)
+        if self.config is not None:
+            for name in ("temperature", "max_tokens"):
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, getattr(self.config, name, None))
+            object.__setattr__(self, "config", None)
 
     @classmethod
     def from_prompt(
@@ -58,6 +71,21 @@ class Request:
         return ""
 
 
+def _with_images(messages: list[dict[str, Any]], images: list[Any]) -> list[dict[str, Any]]:
+    """``messages`` with ``images`` (paths, bytes, PIL images or URLs) before the last user message's text."""
+    from lmms_eval.media import encode_image_data_uri
+
+    parts = [{"type": "image_url", "image_url": {"url": encode_image_data_uri(image)}} for image in images]
+    out = [dict(m) for m in messages]
+    for message in reversed(out):
+        if message.get("role") == "user":
+            content = message.get("content")
+            text = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+            message["content"] = [*parts, *text]
+            return out
+    return [*out, {"role": "user", "content": parts}]
+
+
 @dataclass(frozen=True)
 class JudgeResponse:
     """What a provider returned for one :class:`Request`.
@@ -80,6 +108,14 @@ class JudgeResponse:
     @property
     def success(self) -> bool:
         return self.error is None and self.content is not None
+
+    @property
+    def model_used(self) -> str:  # the published Response's name
+        return self.model
+
+    @property
+    def error_message(self) -> str | None:  # the published Response's name
+        return self.error
 
     def record(self) -> dict[str, Any]:
         """The judge call's record (for the sample log): provider, model, key, timing, usage."""

@@ -75,6 +75,11 @@ class TaskResults(_Open):
     failed: int | None = Field(None, description="documents not scored (see failures)")
     baseline_unmatched: int | None = Field(None, description="--baseline: docs in only one of the runs")
     baseline_mismatched: int | None = Field(None, description="--baseline: same doc_id, different doc_hash")
+    stderr_notes: dict[str, str] | None = Field(
+        None,
+        description="'<metric>,<filter>' -> why its error bar is not a bootstrap: a custom aggregation "
+        "not known to be pure runs once (docs/statistics.md)",
+    )
 
     def as_dict(self) -> dict[str, Any]:
         """Every key of the entry as in the file."""
@@ -149,6 +154,32 @@ class Usage(_Open):
     budget_exceeded: bool | None = None
 
 
+class EfficiencyEntry(_Open):
+    """Token cost of the answers of one task, or of the whole run (the published keys)."""
+
+    docs: float | None = Field(None, description="documents evaluated")
+    docs_with_token_counts: float | None = Field(None, description="documents whose model reported tokens")
+    total_input_tokens: float | None = None
+    total_output_tokens: float | None = None
+    total_tokens: float | None = Field(None, description="input plus output tokens")
+    total_correct_score: float | None = Field(
+        None, description="sum over documents of score, acc, accuracy, exact_match or *_score (first found)"
+    )
+    avg_output_tokens_per_sample: float | None = Field(
+        None, description="output tokens per document with token counts"
+    )
+    tokens_per_correct_answer: float | None = Field(
+        None, description="total_output_tokens / total_correct_score; null when nothing was correct"
+    )
+
+
+class Efficiency(_Open):
+    """``efficiency``: tokens per correct answer, per task and overall."""
+
+    by_task: dict[str, EfficiencyEntry] = Field(default_factory=dict)
+    overall: EfficiencyEntry | None = None
+
+
 class TaskFailures(_Open):
     """``failures`` of one task: documents without an answer, by kind, with examples."""
 
@@ -217,6 +248,7 @@ class ResultsFile(_Open):
     timings: dict[str, dict[str, float]] = Field(default_factory=dict)
     throughput: dict[str, Any] = Field(default_factory=dict)
     usage: Usage | None = None
+    efficiency: Efficiency | None = Field(None, description="tokens per correct answer, per task and overall")
     failures: dict[str, TaskFailures] = Field(default_factory=dict)
     submissions: dict[str, list[str]] | None = Field(None, description="while running: submission files")
     cache: dict[str, Any] | None = Field(None, description="response cache summary (--use_cache)")
@@ -293,6 +325,8 @@ def json_schema() -> dict[str, Any]:
 
 __all__ = [
     "STATUSES",
+    "Efficiency",
+    "EfficiencyEntry",
     "MetricRow",
     "NSamples",
     "OutputFiles",

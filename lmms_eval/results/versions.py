@@ -12,6 +12,9 @@ version    what changed
            per request (never flattened) and always carry ``resps``
 ``2.0``    samples lines carry ``doc``, the document with media replaced by references
            (:mod:`lmms_eval.results.docs`)
+``2.1``    the results file gains the published ``efficiency`` section (tokens per correct
+           answer) and task entries ``stderr_notes`` (error bars of custom aggregations that
+           are not re-run); both are additions, so 2.0 files load unchanged
 =========  ====================================================================================
 
 Reading upgrades: a results file of any version loads into the current
@@ -32,8 +35,8 @@ from typing import Any
 
 from lmms_eval.errors import LmmsEvalError
 
-SCHEMA_VERSION = "2.0"
-KNOWN_VERSIONS = ("1.0", "2.0")
+SCHEMA_VERSION = "2.1"
+KNOWN_VERSIONS = ("1.0", "2.0", "2.1")
 
 
 def _major(version: str) -> int | None:

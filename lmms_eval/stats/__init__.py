@@ -3,6 +3,8 @@
 * :mod:`~lmms_eval.stats.estimates`: means with analytic and clustered errors, group scores,
   repeated-sampling metrics;
 * :mod:`~lmms_eval.stats.bootstrap`: a vectorised bootstrap for any aggregation;
+* :mod:`~lmms_eval.stats.pure`: which aggregations the bootstrap may call again
+  (:func:`pure_aggregation`);
 * :mod:`~lmms_eval.stats.distributions`: normal and Student-t functions;
 * :mod:`~lmms_eval.stats.power`: sample size, power and minimum detectable effect of paired comparisons.
 """
@@ -33,6 +35,7 @@ from lmms_eval.stats.power import (
     paired_sd,
     required_sample_size,
 )
+from lmms_eval.stats.pure import pure_aggregation, purity, recognised_arithmetic
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -51,6 +54,9 @@ __all__ = [
     "norm_ppf",
     "paired_comparison",
     "paired_sd",
+    "pure_aggregation",
+    "purity",
+    "recognised_arithmetic",
     "register_batched",
     "required_sample_size",
     "resolve_batch",

@@ -1,4 +1,5 @@
-"""Vectorised bootstrap for any aggregation.
+"""Vectorised bootstrap for any aggregation known to be pure (the aggregation stage asks
+:mod:`lmms_eval.stats.pure` first; others are never called here).
 
 Resample indices are drawn as a ``(resamples, n)`` matrix (in memory-bounded chunks) and the
 statistic is computed for a whole chunk at once:
@@ -138,9 +139,14 @@ def _call(aggregate: Callable[..., Any], sample: list[Any]) -> float:
     return float(value) if isinstance(value, (int, float, bool)) else math.nan
 
 
+def resolve_declared_batch(aggregate: Callable[..., Any]) -> BatchFn | None:
+    """The vectorised form declared for ``aggregate`` (registered, or its ``bootstrap_batch``)."""
+    return _registered_batch(aggregate) or getattr(aggregate, "bootstrap_batch", None)
+
+
 def resolve_batch(aggregate: Callable[..., Any], items: Sequence[Any]) -> tuple[BatchFn | None, str]:
     """The batched form of ``aggregate`` for these items and how it was found."""
-    declared = _registered_batch(aggregate) or getattr(aggregate, "bootstrap_batch", None)
+    declared = resolve_declared_batch(aggregate)
     if declared is not None:
         return declared, "vectorised"
     auto = _auto_batch(aggregate, items)

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lmms_eval.errors import ConfigError, TaskNotFoundError, did_you_mean
-from lmms_eval.tasks._index import TaskIndex
+from lmms_eval.tasks._index import IndexEntry, TaskIndex
+from lmms_eval.tasks._yaml import register_task_roots
 from lmms_eval.utils import pattern_match
 
 if TYPE_CHECKING:  # the loader (and pydantic) are imported only when tasks are loaded
@@ -55,7 +56,9 @@ class TaskManager:
                 if part.strip():
                     roots.append(os.path.abspath(os.path.expanduser(part.strip())))
         self.include_path = paths
-        self.index = TaskIndex(list(dict.fromkeys(roots)), use_cache=use_cache)
+        roots = list(dict.fromkeys(roots))
+        register_task_roots(roots)  # their folders import as lmms_eval.tasks.<folder> where free
+        self.index = TaskIndex(roots, use_cache=use_cache)
         self.model_name = model_name
         self._model_names: tuple[str, ...] = (model_name,) if model_name else ()
         self._task_loader: TaskLoader | None = None
@@ -88,8 +91,9 @@ class TaskManager:
         return self.index.names("tag")
 
     @property
-    def task_index(self) -> dict[str, Any]:
-        return {name: entry.__dict__ for name, entry in self.index.entries.items()}
+    def task_index(self) -> dict[str, dict[str, Any]]:
+        """``{name: entry}`` with the published keys (``type``, ``yaml_path``, ``task``) and ours."""
+        return {name: _published_entry(entry) for name, entry in self.index.entries.items()}
 
     def set_model_names(self, *names: str | None) -> None:
         self._model_names = tuple(n for n in names if n)
@@ -147,6 +151,7 @@ class TaskManager:
         """Index ``folder`` too (once), so a group file given by path finds its members by name."""
         if any(folder == root or folder.startswith(root + os.sep) for root in self.index.roots):
             return
+        register_task_roots([folder])
         self.index = TaskIndex([*self.index.roots, folder])
         self._task_loader = None
 
@@ -169,6 +174,14 @@ class TaskManager:
         if entry.path is None:
             return {"tag": name, "task": entry.tasks}
         return load_yaml_config(entry.path)
+
+
+def _published_entry(entry: IndexEntry) -> dict[str, Any]:
+    """An index entry as the published ``task_index`` shows it: ``yaml_path`` is ``-1`` for a tag,
+    ``task`` is ``-1`` for a group (members load lazily), the member list for a tag, the name for a task."""
+    task: Any = {"group": -1, "tag": list(entry.tasks)}.get(entry.kind, entry.name)
+    yaml_path: Any = entry.path if entry.path is not None else -1
+    return {**entry.__dict__, "type": entry.kind, "yaml_path": yaml_path, "task": task}
 
 
 def _without_group_members(nodes: list[Node]) -> list[Node]:

@@ -21,7 +21,7 @@ from lmms_eval.utils import get_default_cache_dir, hash_string
 
 logger = logging.getLogger(__name__)
 
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 YAML_SUFFIXES = (".yaml", ".yml")
 
 EntryKind = Literal["task", "group", "tag", "python_task"]
@@ -172,6 +172,7 @@ class TaskIndex:
     def _populate(self, files: dict[str, Any]) -> None:
         tags: dict[str, list[str]] = {}
         seen: dict[str, str] = {}
+        replaced: list[str] = []
         for path, record in files.items():
             if "error" in record:
                 self.broken.append(BrokenFile(path, record["error"], _guess_name(path)))
@@ -181,20 +182,38 @@ class TaskIndex:
             if entry is None:
                 continue  # a template or an unrelated YAML file
             if entry.name in seen:
-                dup = self.duplicates.setdefault(entry.name, Duplicate(entry.name, [seen[entry.name]]))
-                dup.paths.append(path)
-                continue
+                if self._root_of(path) > self._root_of(seen[entry.name]):
+                    replaced.append(entry.name)  # a later folder (--include_path) wins over an earlier one
+                else:
+                    dup = self.duplicates.setdefault(entry.name, Duplicate(entry.name, [seen[entry.name]]))
+                    dup.paths.append(path)
+                    continue
             seen[entry.name] = path
             self.entries[entry.name] = entry
             for tag in _as_list(header.get("tag")) + (
                 [] if entry.kind == "group" else _as_list(header.get("group"))
             ):
                 tags.setdefault(str(tag), []).append(entry.name)
+        if replaced:
+            shown = ", ".join(sorted(replaced)[:8]) + (", ..." if len(replaced) > 8 else "")
+            logger.warning(
+                "%d task/group name(s) defined in an include_path folder replace the built-in ones: %s",
+                len(replaced),
+                shown,
+            )
         for tag, members in tags.items():
             if tag in self.entries:
                 logger.debug("tag '%s' has the name of a task or group; the tag is ignored", tag)
                 continue
-            self.entries[tag] = IndexEntry(tag, "tag", None, tasks=sorted(members))
+            self.entries[tag] = IndexEntry(tag, "tag", None, tasks=sorted(set(members)))
+
+    def _root_of(self, path: str) -> int:
+        """Position of the root folder holding ``path`` (the deepest one when roots nest)."""
+        best, depth = -1, -1
+        for i, root in enumerate(self.roots):
+            if (path == root or path.startswith(root + os.sep)) and len(root) > depth:
+                best, depth = i, len(root)
+        return best
 
     # -- queries ----------------------------------------------------------------------------------
 

@@ -91,9 +91,16 @@ class TaskLoader:
         merged.pop("include", None)
         resolved = resolve_functions(merged, source)
         config = TaskConfig.from_yaml_dict(resolved, source)
-        cls: type[ConfigurableTask] = ConfigurableTask
-        if config.class_:
-            cls = TASK_REGISTRY.get(config.class_)
+        if isinstance(config.class_, type):  # ``class: !function module.TaskClass``
+            if not issubclass(config.class_, ConfigurableTask):
+                raise ConfigError(
+                    f"{source}: task '{config.task}': class {config.class_.__name__} must subclass "
+                    "lmms_eval.api.task.ConfigurableTask"
+                )
+            # as published: the class gets the YAML mapping by keyword (``__init__(*args, config=None,
+            # **kwargs)``), may adjust it, and ConfigurableTask validates what it passes on
+            return config.class_(config=resolved, yaml_path=source, model_names=self.model_names)
+        cls: type[ConfigurableTask] = TASK_REGISTRY.get(config.class_) if config.class_ else ConfigurableTask
         return cls(config, yaml_path=source, model_names=self.model_names)
 
     def _group(
@@ -135,7 +142,10 @@ class TaskLoader:
         overrides: dict[str, Any],
         chain: tuple[tuple[str, str], ...] = (),
     ) -> Node | list[Node]:
-        """A ``{task: name, <overrides>}`` entry, or an inline task config."""
+        """A ``{task: name, <overrides>}`` entry, an inline group (``{group: g, task: [...]}``)
+        or an inline task config."""
+        if isinstance(item.get("task"), list) and "group" in item:
+            return self._group(item, source, overrides, chain)
         name = item.get("task") or item.get("group")
         if not isinstance(name, str):
             raise ConfigError(f"{source}: a group's task entry needs a 'task' name, got {item!r}")

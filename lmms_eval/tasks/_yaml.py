@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -50,7 +53,7 @@ def _make_loader(base_dir: str) -> type:
 
 def _read_mapping(path: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             data = yaml.load(handle, Loader=_make_loader(os.path.dirname(path)))
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found") from None
@@ -104,11 +107,141 @@ def load_yaml_config(path: str | os.PathLike[str], _chain: tuple[str, ...] = ())
 # ------------------------------------------------------------------------------------------------
 
 _module_cache: dict[str, ModuleType] = {}
-_module_lock = threading.Lock()
+_module_lock = threading.RLock()
+TASKS_PACKAGE = "lmms_eval.tasks"
+BUILTIN_TASKS_DIR = PACKAGE_ROOT / "tasks"
+# folders added with --include_path, whose sub-folders import as ``lmms_eval.tasks.<folder>``
+_external_roots: list[Path] = []
+
+
+def _is_ours(rel: list[str] | tuple[str, ...]) -> bool:
+    """Whether ``lmms_eval.tasks.<rel...>`` is one of our own modules or folders (never shadowed)."""
+    ours = BUILTIN_TASKS_DIR.joinpath(*rel)
+    return rel[0] == "_task_utils" or ours.is_dir() or ours.with_suffix(".py").is_file()
+
+
+class _SiblingsLoader(importlib.machinery.SourceFileLoader):
+    """Runs a task file with its folder on ``sys.path`` (``from utils import x`` finds the sibling,
+    as in the published package) and forgets those sibling modules afterwards, so two folders'
+    ``utils`` never stand in for each other."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        with _sibling_imports(Path(self.path).parent):
+            super().exec_module(module)
+
+
+class _EmptyPackageLoader(importlib.abc.Loader):
+    """A task folder without ``__init__.py``: an empty package whose ``__path__`` is the folder."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        return None
+
+
+class _TaskFolderFinder(importlib.abc.MetaPathFinder):
+    """Imports ``lmms_eval.tasks.<folder>...`` from the ``--include_path`` folders.
+
+    Our own modules always win: it answers only names that nothing of ours provides (a published
+    task folder we do not bundle, or a file of such a folder that our folder of the same name lacks);
+    ``_task_utils`` is ours alone. It sits first on ``sys.meta_path`` so that the files of an
+    include_path folder all load through :class:`_SiblingsLoader`.
+    """
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        parts = fullname.split(".")
+        if len(parts) < 3 or ".".join(parts[:2]) != TASKS_PACKAGE or _is_ours(parts[2:]):
+            return None
+        rel = parts[2:]
+        for root in reversed(_external_roots):  # the latest registered folders first
+            spec = _spec_under(root, fullname, rel)
+            if spec is not None:
+                return spec
+        return None
+
+
+_FINDER = _TaskFolderFinder()
+
+
+def _spec_under(root: Path, fullname: str, rel: list[str]) -> importlib.machinery.ModuleSpec | None:
+    folder = root.joinpath(*rel)
+    if folder.is_dir():
+        init = folder / "__init__.py"
+        if init.is_file():
+            return importlib.util.spec_from_file_location(
+                fullname,
+                init,
+                loader=_SiblingsLoader(fullname, str(init)),
+                submodule_search_locations=[str(folder)],
+            )
+        spec = importlib.machinery.ModuleSpec(fullname, _EmptyPackageLoader(), is_package=True)
+        spec.submodule_search_locations = [str(folder)]
+        return spec
+    source = folder.with_suffix(".py")
+    if source.is_file():
+        return importlib.util.spec_from_file_location(
+            fullname, source, loader=_SiblingsLoader(fullname, str(source))
+        )
+    return None
+
+
+def register_task_roots(roots: list[str]) -> None:
+    """Let the task folders under ``roots`` import as ``lmms_eval.tasks.<folder>`` (where free)."""
+    with _module_lock:
+        for root in roots:
+            path = Path(root).resolve()
+            if path == BUILTIN_TASKS_DIR or not path.is_dir():
+                continue
+            if path in _external_roots:
+                _external_roots.remove(path)
+            _external_roots.append(path)
+        if _external_roots and _FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, _FINDER)
+
+
+@contextmanager
+def _sibling_imports(folder: Path) -> Iterator[None]:
+    """Put ``folder`` first on ``sys.path``; afterwards drop the top-level modules loaded from it."""
+    where, before = str(folder), set(sys.modules)
+    sys.path.insert(0, where)
+    try:
+        yield
+    finally:
+        if where in sys.path:
+            sys.path.remove(where)
+        for name in set(sys.modules) - before:
+            path = getattr(sys.modules[name], "__file__", None) or ""
+            if "." not in name and path.startswith(where + os.sep):
+                del sys.modules[name]
+
+
+def _external_name(file_path: Path) -> str | None:
+    """``lmms_eval.tasks.<folder>.<file>`` for a file under an include_path folder, when importable."""
+    resolved = file_path.resolve()
+    for root in _external_roots:
+        try:
+            rel = resolved.with_suffix("").relative_to(root).parts
+        except ValueError:
+            continue
+        if len(rel) >= 2 and all(p.isidentifier() for p in rel) and not _is_ours(rel):
+            name = ".".join((TASKS_PACKAGE, *rel))
+            loaded = sys.modules.get(name)
+            origin = (
+                getattr(loaded, "__file__", None)
+                if loaded
+                else getattr(_FINDER.find_spec(name), "origin", None)
+            )
+            if origin == str(resolved):
+                return name  # else the name leads to another folder's file (nested or repeated roots)
+    return None
 
 
 def _module_name_for(file_path: Path) -> str:
-    """Dotted name for a utils file inside this package, else a stable synthetic name."""
+    """Dotted name for a utils file inside this package or an include_path folder whose name is free,
+    else a stable synthetic name."""
     try:
         rel = file_path.resolve().relative_to(PACKAGE_ROOT.parent)
         if rel.parts[0] == PACKAGE_ROOT.name and all(
@@ -118,6 +251,9 @@ def _module_name_for(file_path: Path) -> str:
             return ".".join(rel.with_suffix("").parts)
     except ValueError:
         pass
+    external = _external_name(file_path)
+    if external is not None:
+        return external
     digest = hashlib.sha256(str(file_path.resolve()).encode()).hexdigest()[:12]
     return f"lmms_eval_external_tasks._{digest}.{file_path.stem}"
 
@@ -131,21 +267,16 @@ def _load_module_file(file_path: Path) -> ModuleType:
         if not name.startswith("lmms_eval_external_tasks."):
             module = importlib.import_module(name)
         else:
-            spec = importlib.util.spec_from_file_location(name, file_path)
+            spec = importlib.util.spec_from_file_location(name, file_path, loader=_SiblingsLoader(name, key))
             if spec is None or spec.loader is None:
                 raise ImportError(f"cannot load {file_path}")
             module = importlib.util.module_from_spec(spec)
-            # let the file import its siblings (``from utils import x``) as the published package allows
-            sys.path.insert(0, str(file_path.parent))
             sys.modules[name] = module
             try:
                 spec.loader.exec_module(module)
             except BaseException:
                 sys.modules.pop(name, None)
                 raise
-            finally:
-                if sys.path and sys.path[0] == str(file_path.parent):
-                    sys.path.pop(0)
         _module_cache[key] = module
         return module
 
@@ -242,7 +373,8 @@ def resolve_functions(value: Any, yaml_path: str = "") -> Any:
 # ------------------------------------------------------------------------------------------------
 
 HEADER_KEYS = ("task", "group", "tag", "include", "class", "output_type", "task_alias", "group_alias")
-_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w\-]*)\s*:")
+# a top-level key, bare or quoted (``"task": x`` is common in generated YAMLs)
+_TOP_LEVEL_KEY = re.compile(r"""^(?:"([^"]+)"|'([^']+)'|([A-Za-z_][\w\-]*))\s*:""")
 
 
 def scan_header(path: str) -> dict[str, Any]:
@@ -251,14 +383,14 @@ def scan_header(path: str) -> dict[str, Any]:
     Reads the file as text, keeps those keys' blocks (with their indented continuation lines) and
     parses that small snippet; much cheaper than a full parse of a large config.
     """
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8-sig") as handle:  # -sig: a byte-order mark is not part of a key
         text = handle.read()
     kept: list[str] = []
     keep = False
     for line in text.splitlines():
         match = _TOP_LEVEL_KEY.match(line)
         if match:
-            keep = match.group(1) in HEADER_KEYS
+            keep = next(g for g in match.groups() if g is not None) in HEADER_KEYS
         elif line and not line[0].isspace() and not line.startswith(("-", "#")):
             keep = False
         if keep:

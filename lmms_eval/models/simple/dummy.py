@@ -7,7 +7,9 @@ Answers are chosen without any randomness that depends on the process:
   ``accuracy=0.7`` only a deterministic, hash-selected 70% of documents get the oracle answer
   while the rest get ``wrong_response``;
 * ``echo=True`` answers with the prompt text;
-* ``responses=path.jsonl`` answers from a file of ``{"task", "doc_id", "response"}`` records.
+* ``responses=path.jsonl`` answers from a file of ``{"task", "doc_id", "response"}`` records; a
+  list ``response`` is a script: the document's requests get its entries in turn (the last one
+  repeats), which drives multi-round and ``generate_until_agentic`` tasks (tool calls, then submit).
 
 ``pretrained=NAME`` only labels the run (it names the output folder, as a checkpoint path would).
 
@@ -98,20 +100,25 @@ class DummySimple(lmms):
         self.pretrained = pretrained
         self.batch_size_per_gpu = int(batch_size) if str(batch_size).isdigit() else 1
         self.device = device or "cpu"
-        self._table: dict[tuple[str, int], str] = {}
+        self._table: dict[tuple[str, int], list[str]] = {}
+        self._turns: dict[tuple[str, int], int] = {}
         if responses:
             self._table = self._load_table(responses)
 
     @staticmethod
-    def _load_table(path: str) -> dict[tuple[str, int], str]:
-        table: dict[tuple[str, int], str] = {}
+    def _load_table(path: str) -> dict[tuple[str, int], list[str]]:
+        table: dict[tuple[str, int], list[str]] = {}
         with open(path, encoding="utf-8") as handle:
             for line_no, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
                 try:
                     record = json.loads(line)
-                    table[(str(record["task"]), int(record["doc_id"]))] = str(record["response"])
+                    response = record["response"]
+                    script = [str(r) for r in response] if isinstance(response, list) else [str(response)]
+                    if not script:
+                        raise ValueError("an empty response list")
+                    table[(str(record["task"]), int(record["doc_id"]))] = script
                 except (json.JSONDecodeError, KeyError, ValueError) as exc:
                     raise ModelArgsError(
                         f"{path}:{line_no}: expected a JSON object with task, doc_id, response ({exc})"
@@ -144,7 +151,9 @@ class DummySimple(lmms):
     def _answer(self, request: Instance) -> str:
         key = (request.task_name, request.doc_id)
         if key in self._table:
-            return self._table[key]
+            script, turn = self._table[key], self._turns.get(key, 0)
+            self._turns[key] = turn + 1
+            return script[min(turn, len(script) - 1)]
         if self.echo:
             return self._prompt_text(request)
         oracle = self._oracle(request)
