@@ -10,8 +10,9 @@ are hidden use it to write the file their evaluation server takes::
 
 Files go to ``{output_path}/{model}/{run timestamp}_submissions/``, next to the run's results file,
 and are listed in the results under ``output_files.submissions``. Without ``--output_path`` nothing
-is written and a warning says so. The error-bar bootstrap calls aggregations again on resampled
-items; those calls get a context that writes nothing.
+is written and a warning says so. An aggregation that writes files is called once: the error-bar
+bootstrap resamples only aggregations known to be pure (``lmms_eval.stats.pure``), and their
+resampled calls get a context that writes nothing.
 """
 
 from __future__ import annotations
