@@ -6,7 +6,9 @@ declared with :func:`~lmms_eval.stats.pure_aggregation`, or recognised as arithm
 :mod:`lmms_eval.stats.pure`). Any other custom ``!function`` aggregation is called exactly once,
 for the score: its error bar is the interval of the mean per-document score when the score is on
 that scale, else ``N/A``, and the task's ``stderr_notes`` says why. Tasks with ``cluster_key`` also
-get a cluster-robust error, and ``repeats > 1`` adds the repeated-sampling metrics. Keys follow the
+get a cluster-robust error, and ``repeats > 1`` adds the repeated-sampling metrics. How each
+interval was formed (Wilson for 0/1 means, t, clipped t, bootstrap percentile...) is recorded under the
+entry's ``ci_methods``. Keys follow the
 published layout: ``"<metric>,<filter>"``, ``"<metric>_stderr,<filter>"``, plus ``_ci_lower`` /
 ``_ci_upper`` and the clustered variants.
 """
@@ -117,6 +119,7 @@ def per_document_estimate(items: list[Any], value: Any, score_key: str) -> tuple
                 scale * plain.ci_high,
                 plain.n,
                 "per-document",
+                interval=plain.interval,
             )
             return estimate, "interval of the mean per-document score" + ("" if scale == 1 else " (x100)")
     return Estimate(point, n=len(items)), "the score is not the mean of the per-document scores: no interval"
@@ -171,6 +174,8 @@ def aggregate_task(
                 scores[f"{metric}_{name},{filter_key}"] = number
     if notes:
         scores["stderr_notes"] = notes
+    if "ci_methods" in scores:  # after the metric keys, as in the published layout
+        scores["ci_methods"] = scores.pop("ci_methods")
     scores["samples"] = result.n_effective
     if result.failed:
         scores["failed"] = len(result.failed)
@@ -192,6 +197,8 @@ def _store(scores: dict[str, Any], key: MetricKey, value: Any, estimate: Estimat
     scores[f"{metric}_stderr{suffix},{filter_key}"] = _or_na(estimate.stderr)
     scores[f"{metric}_ci_lower{suffix},{filter_key}"] = _or_na(estimate.ci_low)
     scores[f"{metric}_ci_upper{suffix},{filter_key}"] = _or_na(estimate.ci_high)
+    if estimate.interval and not math.isnan(estimate.ci_low):
+        scores.setdefault("ci_methods", {})[f"{metric}{suffix},{filter_key}"] = estimate.interval
 
 
 def _or_na(number: float) -> Any:
@@ -239,6 +246,7 @@ def _rescaled(clustered: Estimate, plain: Estimate | None) -> Estimate:
         clustered.n,
         clustered.method,
         clustered.details,
+        clustered.interval,
     )
 
 

@@ -1,9 +1,9 @@
 """Doc-by-doc comparison of two runs: ``lmms-eval compare A B`` and ``--baseline PATH``.
 
 Both runs are read from their per-document samples (``{timestamp}_samples_{task}.jsonl``) through
-:mod:`lmms_eval.results`; a run is a results folder (the newest ``*_results.json`` inside, searched
+:mod:`lmms_eval.results`; a run is a results folder (the one ``*_results.json`` inside, searched
 recursively), one ``*_results.json`` (with the samples files of the same timestamp next to it), or
-one or more samples files. Per task and
+one or more samples files; a folder with several runs is an error that lists them. Per task and
 ``"<metric>,<filter>"`` key, documents are matched by ``doc_id``:
 
 * a doc whose ``doc_hash`` differs between the runs is *mismatched* (the runs saw different content):
@@ -136,6 +136,7 @@ class RunScores:
     sample_files: list[str] = field(default_factory=list)
     model_name: str | None = None
     tasks_without_samples: list[str] = field(default_factory=list)
+    model_args: str | None = None
 
     @classmethod
     def from_samples(
@@ -168,22 +169,39 @@ class RunScores:
 
 
 def _find_in_folder(folder: Path) -> tuple[ResultsFile | None, Path | None, list[Path]]:
-    """The newest run under ``folder`` whose results file holds results, and its samples (else the
-    newest set of samples files)."""
+    """The one run under ``folder`` whose results file holds results, and its samples (else the one
+    set of samples files). Several candidates are an error that lists them: a comparison must never
+    pick a run silently."""
     runs = find_runs(folder)
+    complete: list[tuple[ResultsFile, Path, list[Path]]] = []
     for run in runs:
         if run.results is None:
             continue
         results = ResultsFile.load(run.results)
         if results.results:
-            if results.status not in (None, "completed"):
-                logger.warning("%s: the run did not finish (status '%s')", run.results, results.status)
-            return results, run.results, run.sample_files()
-        logger.info("%s holds no results yet; skipped", run.results)
+            complete.append((results, run.results, run.sample_files()))
+        else:
+            logger.info("%s holds no results yet; skipped", run.results)
+    if len(complete) > 1:
+        _ambiguous(folder, [str(path) for _, path, _ in complete])
+    if complete:
+        results, path, samples = complete[0]
+        if results.status not in (None, "completed"):
+            logger.warning("%s: the run did not finish (status '%s')", path, results.status)
+        return results, path, samples
     with_samples = [run for run in runs if run.samples]
     if not with_samples:
         raise LmmsEvalError(f"{folder}: no *_results.json or *_samples_*.jsonl files in this folder")
+    if len(with_samples) > 1:
+        _ambiguous(folder, [", ".join(map(str, run.sample_files())) for run in with_samples])
     return None, None, with_samples[0].sample_files()
+
+
+def _ambiguous(folder: Path, candidates: Sequence[str]) -> None:
+    listed = "".join(f"\n  {c}" for c in candidates)
+    raise LmmsEvalError(
+        f"{folder} holds {len(candidates)} runs; name the one to compare (a *_results.json file):{listed}"
+    )
 
 
 def _resolve(path: Path) -> tuple[ResultsFile | None, Path | None, list[Path]]:
@@ -252,11 +270,21 @@ def _paths_of(
     return paths, None, None, paths
 
 
+def _model_args(results: ResultsFile | None) -> str | None:
+    """The run's model arguments as one string (secrets were redacted when the file was written)."""
+    if results is None or results.config is None:
+        return None
+    args = results.config.model_args
+    if isinstance(args, Mapping):
+        return ",".join(f"{k}={v}" for k, v in args.items()) or None
+    return str(args) if args else None
+
+
 def load_doc_scores(path: PathLike | Sequence[PathLike]) -> RunScores:
     """Per-document scores of a run: a results folder, a ``*_results.json`` or samples JSONL file(s).
 
-    A folder is searched recursively for the newest ``*_results.json`` that holds results; its samples
-    files (same timestamp, same folder) are read. The task config in the results JSON gives each task's
+    A folder is searched recursively for the ``*_results.json`` that holds results; when there are
+    several, the error lists them (name one). Its samples files (same timestamp, same folder) are read. The task config in the results JSON gives each task's
     ``score_key`` (for dict-valued metrics) and ``cluster_key``. Files of every schema version load
     (:mod:`lmms_eval.results.versions`).
     """
@@ -270,6 +298,7 @@ def load_doc_scores(path: PathLike | Sequence[PathLike]) -> RunScores:
         results_file=str(results_file) if results_file else None,
         sample_files=[str(p) for p in sample_files],
         model_name=results.model_name if results is not None else None,
+        model_args=_model_args(results),
     )
     loaded: dict[Path, ResultsFile] = {results_file: results} if results_file and results else {}
     configs: dict[str, Mapping[str, Any]] = {}
@@ -371,6 +400,7 @@ class MetricComparison:
         if self.task_b is not None:
             out["task_b"] = self.task_b
         out.update(self.result.to_dict())
+        out["raw"] = self.raw.to_dict()  # the metric's own units: fractions for scores in [0, 1]
         out["docs"] = self.docs.to_dict()
         return out
 
@@ -381,22 +411,26 @@ class RunInfo:
     results_file: str | None
     model_name: str | None
     sample_files: tuple[str, ...]
+    model_args: str | None = None
 
     @classmethod
     def of(cls, run: RunScores) -> RunInfo:
-        return cls(run.label, run.results_file, run.model_name, tuple(run.sample_files))
+        return cls(run.label, run.results_file, run.model_name, tuple(run.sample_files), run.model_args)
 
     def describe(self) -> str:
-        extra = [f"model {self.model_name}"] if self.model_name else []
-        if self.results_file and self.results_file != self.label:
-            extra.append(f"results {self.results_file}")
-        return self.label + (f" ({'; '.join(extra)})" if extra else "")
+        """The run by file, model and model arguments."""
+        where = self.results_file or self.label
+        model = self.model_name or "unknown model"
+        if self.model_args:
+            model += f" ({self.model_args})"
+        return f"{where} — {model}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "results_file": self.results_file,
             "model_name": self.model_name,
+            "model_args": self.model_args,
             "sample_files": list(self.sample_files),
         }
 
@@ -666,45 +700,55 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int) -> s
     return "\n".join([line(header), rule, *(line(r) for r in rows)])
 
 
+_TEST_NAMES = {"paired-t": "t", "mcnemar-exact": "McNemar", "cluster-sign-test": "sign", "none": "-"}
+
+
+def _row(c: MetricComparison, clustered: bool) -> list[str]:
+    r, u = c.result, c.unit
+    flag = " !" if r.warnings else ""
+    row = [
+        c.task if c.task_b is None else f"{c.task} / {c.task_b}",
+        c.key,
+        "pts" if u == "points" else "units",
+        str(r.n) + flag,
+        _num(r.mean_a, u),
+        _num(r.mean_b, u),
+        _num(r.diff, u, True),
+        _ci(r.ci_lower, r.ci_upper, u),
+        _p(r.p_value),
+        _TEST_NAMES.get(r.test, r.test),
+        _num(r.stderr, u),
+    ]
+    if clustered:
+        cells = [str(r.n_clusters), _num(r.stderr_clustered, u)]
+        cells += [_ci(r.ci_lower_clustered, r.ci_upper_clustered, u), _p(r.p_value_clustered)]
+        row += cells if r.clustered else ["", "", "", ""]
+    return [*row, str(c.docs.matched), str(c.docs.unmatched), str(c.docs.mismatched)]
+
+
 def format_comparison(report: ComparisonReport) -> str:
     """The report as text: a header naming A and B, one table row per task and metric, then notes."""
     level = f"{100 * (1 - report.alpha):g}%"
     clustered = any(c.raw.clustered for c in report.comparisons)
-    header = ["Task", "Metric", "Unit", "n", "A", "B", "Diff", f"{level} CI", "p", "SE"]
+    header = ["Task", "Metric", "Unit", "n", "A", "B", "Diff", f"{level} CI", "p", "Test", "SE"]
     if clustered:
         header += ["Clusters", "SE (cl)", f"{level} CI (cl)", "p (cl)"]
-    header += ["Only A", "Only B", "Mismatched"]
-    rows: list[list[str]] = []
-    for c in report.comparisons:
-        r, u = c.result, c.unit
-        row = [
-            c.task if c.task_b is None else f"{c.task} / {c.task_b}",
-            c.key,
-            "pts" if u == "points" else "units",
-            str(r.n),
-            _num(r.mean_a, u),
-            _num(r.mean_b, u),
-            _num(r.diff, u, True),
-            _ci(r.ci_lower, r.ci_upper, u),
-            _p(r.p_value),
-            _num(r.stderr, u),
-        ]
-        if clustered:
-            cells = [str(r.n_clusters), _num(r.stderr_clustered, u)]
-            cells += [_ci(r.ci_lower_clustered, r.ci_upper_clustered, u), _p(r.p_value_clustered)]
-            row += cells if r.clustered else ["", "", "", ""]
-        row += [str(c.docs.only_a), str(c.docs.only_b), str(c.docs.mismatched)]
-        rows.append(row)
+    header += ["Matched", "Unmatched", "Mismatched"]
+    rows = [_row(c, clustered) for c in report.comparisons]
     lines = [
-        f"Paired comparison, Diff = A − B (two-sided paired t-test, {level} CI)",
+        f"Paired comparison, Diff = A − B ({level} CI)",
         f"  A: {report.a.describe()}",
         f"  B: {report.b.describe()}",
-        "  pts: percentage points (both runs score in [0, 1], shown ×100); units: the metric's own units",
+        "  pts: percentage points (both runs score in [0, 1], shown ×100; the JSON also holds fractions);"
+        " units: the metric's own units",
+        "  Test: t = paired t-test; McNemar = exact test on the discordant pairs (0/1 scores, fewer than "
+        "25 discordant); 0/1 scores get Newcombe's interval",
     ]
     if clustered:
         lines.append("  (cl): cluster-robust standard error (Miller 2024, eq. 4), df = clusters − 1")
     lines += ["", _table(header, rows, left=3) if rows else "(nothing compared)"]
-    extra = list(report.notes)
+    extra = [f"{c.task} {c.key}: {w}" for c in report.comparisons for w in c.result.warnings]
+    extra += list(report.notes)
     if report.tasks_only_a:
         extra.append(f"tasks only in A: {', '.join(report.tasks_only_a)}")
     if report.tasks_only_b:
@@ -712,7 +756,7 @@ def format_comparison(report: ComparisonReport) -> str:
     for side, missing in (("A", report.metrics_only_a), ("B", report.metrics_only_b)):
         extra += [f"{task}: metrics only in {side}: {', '.join(keys)}" for task, keys in missing.items()]
     if extra:
-        lines += ["", "Notes:", *(f"  - {note}" for note in extra)]
+        lines += ["", "Notes (! marks a row with a warning):", *(f"  - {note}" for note in extra)]
     return "\n".join(lines)
 
 
@@ -725,6 +769,27 @@ def _or_na(value: float) -> Any:
     return "N/A" if math.isnan(value) else value
 
 
+def _log_baseline(c: MetricComparison, baseline: RunInfo) -> None:
+    """One line per compared metric, in the units ``lmms-eval compare`` prints (points for [0, 1])."""
+    r, u = c.result, c.unit
+    logger.info(
+        "%s %s against baseline %s: Diff %s %s %s, p = %s (%s), matched %d, unmatched %d, mismatched %d",
+        c.task,
+        c.key,
+        baseline.describe(),
+        _num(r.diff, u, True),
+        "pts" if u == "points" else "units",
+        _ci(r.ci_lower, r.ci_upper, u),
+        _p(r.p_value),
+        _TEST_NAMES.get(r.test, r.test),
+        c.docs.matched,
+        c.docs.unmatched,
+        c.docs.mismatched,
+    )
+    for warning in r.warnings:
+        logger.warning("%s %s against baseline: %s", c.task, c.key, warning)
+
+
 def baseline_comparison(
     current: RunScores, baseline: PathLike | RunScores, alpha: float = DEFAULT_ALPHA
 ) -> dict[str, dict[str, Any]]:
@@ -732,13 +797,15 @@ def baseline_comparison(
 
     ``baseline`` is a path (as for :func:`load_doc_scores`) or already loaded scores (load once before
     the run: a missing file then fails before any model time is spent). Per compared
-    ``"<metric>,<filter>"`` key, in the metric's own units (not points, so they sit next to the value):
+    ``"<metric>,<filter>"`` key, in the metric's own units (fractions for scores in [0, 1], as the value
+    beside them; the log line of each comparison gives them in points, as ``lmms-eval compare`` does):
     ``<metric>_baseline`` (baseline mean over the matched docs), ``<metric>_diff`` (current − baseline),
     ``<metric>_diff_ci_lower`` / ``_diff_ci_upper``, ``<metric>_diff_pvalue``, ``<metric>_diff_n``, and
     with clusters ``<metric>_diff_stderr_clustered``, ``_diff_ci_lower_clustered``,
     ``_diff_ci_upper_clustered``, ``_diff_pvalue_clustered`` and ``<metric>_diff_n_clusters``. Per
-    task also ``baseline_unmatched`` (docs in only one of the runs) and ``baseline_mismatched`` (same
-    doc_id, different doc_hash). Unknown numbers are "N/A". Tasks the baseline lacks are left out.
+    task also ``baseline_matched`` (docs compared), ``baseline_unmatched`` (docs in only one of the runs)
+    and ``baseline_mismatched`` (same doc_id, different doc_hash); ``<metric>_diff_test`` and
+    ``<metric>_diff_ci_method`` name the test and interval (McNemar / Newcombe for 0/1 scores). Unknown numbers are "N/A". Tasks the baseline lacks are left out.
     """
     base = baseline if isinstance(baseline, RunScores) else load_doc_scores(baseline)
     report = _compare(current, base, alpha)
@@ -748,8 +815,11 @@ def baseline_comparison(
         logger.warning("baseline %s has no samples for: %s", base.label, ", ".join(report.tasks_only_a))
     out: dict[str, dict[str, Any]] = {}
     for c in report.comparisons:
+        _log_baseline(c, report.b)
         entry = out.setdefault(c.task, {})
         r, m, f = c.raw, c.metric, c.filter
+        entry[f"{m}_diff_test,{f}"] = r.test
+        entry[f"{m}_diff_ci_method,{f}"] = r.ci_method
         entry[f"{m}_baseline,{f}"] = _or_na(r.mean_b)
         entry[f"{m}_diff,{f}"] = _or_na(r.diff)
         entry[f"{m}_diff_ci_lower,{f}"] = _or_na(r.ci_lower)
@@ -769,6 +839,9 @@ def baseline_comparison(
         ids_a, ids_b = task_a.doc_ids(), task_b.doc_ids()
         common = ids_a & ids_b
         entry["baseline_unmatched"] = len(ids_a ^ ids_b)
+        entry["baseline_matched"] = max(
+            (c.docs.matched for c in report.comparisons if c.task == name), default=0
+        )
         entry["baseline_mismatched"] = sum(
             1
             for i in common

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
 import lmms_eval
 from lmms_eval.api.instance import GenerationResult, Instance
@@ -150,11 +151,14 @@ def test_mean_metric_gets_the_analytic_error_of_the_samples(manager: TaskManager
     scores = results["results"]["em"]
     per_doc = np.asarray([s["exact_match"] for s in samples(tmp_path / "o", "em")], dtype=float)
     assert per_doc.size == N_DOCS and 0 < per_doc.mean() < 1
-    low, high = sps.t.interval(0.95, df=N_DOCS - 1, loc=per_doc.mean(), scale=sps.sem(per_doc))
+    # 0/1 scores: the Wilson interval (statsmodels), recorded per metric
+    low, high = proportion_confint(int(per_doc.sum()), N_DOCS, method="wilson")
     assert scores["exact_match,none"] == pytest.approx(per_doc.mean())
     assert scores["exact_match_stderr,none"] == pytest.approx(float(sps.sem(per_doc)), rel=1e-12)
-    assert scores["exact_match_ci_lower,none"] == pytest.approx(float(low), rel=1e-9)
-    assert scores["exact_match_ci_upper,none"] == pytest.approx(float(high), rel=1e-9)
+    assert scores["exact_match_ci_lower,none"] == pytest.approx(float(low), rel=1e-12)
+    assert scores["exact_match_ci_upper,none"] == pytest.approx(float(high), rel=1e-12)
+    assert scores["ci_methods"]["exact_match,none"] == "wilson"
+    assert scores["ci_methods"]["f1,none"] == "bootstrap-percentile"
     # f1 (a corpus metric) is bootstrapped: a number, an interval around the value
     assert isinstance(scores["f1_stderr,none"], float) and scores["f1_stderr,none"] > 0
     assert scores["f1_ci_lower,none"] <= scores["f1,none"] <= scores["f1_ci_upper,none"]
@@ -202,11 +206,16 @@ def test_cluster_key_adds_the_clustered_error(manager: TaskManager, tmp_path: Pa
     g = len(set(clusters))
     assert g == 10
     se = miller_eq4(per_doc, clusters)
-    half = float(sps.t.ppf(0.975, g - 1)) * se
+    # 0/1 scores: Wilson on the effective sample size n / deff, deff = (SE_clustered / SE_plain)^2,
+    # kept between n / clusters and 1
+    deff = min(max(se**2 / float(sps.sem(per_doc)) ** 2, 1.0), len(per_doc) / g)
+    n_eff = len(per_doc) / deff
+    low, high = proportion_confint(np.mean(per_doc) * n_eff, n_eff, method="wilson")
     assert scores["exact_match_n_clusters,none"] == g
     assert scores["exact_match_stderr_clustered,none"] == pytest.approx(se, rel=1e-10)
-    assert scores["exact_match_ci_lower_clustered,none"] == pytest.approx(np.mean(per_doc) - half, rel=1e-9)
-    assert scores["exact_match_ci_upper_clustered,none"] == pytest.approx(np.mean(per_doc) + half, rel=1e-9)
+    assert scores["exact_match_ci_lower_clustered,none"] == pytest.approx(low, rel=1e-9)
+    assert scores["exact_match_ci_upper_clustered,none"] == pytest.approx(high, rel=1e-9)
+    assert scores["ci_methods"]["exact_match_clustered,none"] == "wilson-effective-n"
     # the unclustered keys are still the plain analytic ones
     assert scores["exact_match_stderr,none"] == pytest.approx(float(sps.sem(per_doc)), rel=1e-12)
     # a non-mean aggregation gets a cluster bootstrap

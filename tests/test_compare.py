@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats as sps
+from stats_refs import mcnemar_p, newcombe
 
 import lmms_eval
 from lmms_eval.cli import main
@@ -83,17 +84,24 @@ def read_samples(path: Path) -> dict[int, dict[str, Any]]:
 
 
 def expected_paired(a: list[float], b: list[float], alpha: float = 0.05) -> dict[str, float]:
+    """scipy's paired t-test; for 0/1 scores Newcombe's interval, and McNemar's exact test when
+    fewer than 25 pairs are discordant."""
     d = np.subtract(a, b)
     ref = sps.ttest_rel(a, b)
     se = d.std(ddof=1) / math.sqrt(d.size)
     half = sps.t.ppf(1 - alpha / 2, d.size - 1) * se
-    return {
+    out = {
         "diff": d.mean(),
         "t": ref.statistic,
         "p": ref.pvalue,
         "lo": d.mean() - half,
         "hi": d.mean() + half,
     }
+    if set(a) <= {0, 1} and set(b) <= {0, 1}:
+        out["lo"], out["hi"] = newcombe(a, b, alpha)
+        if np.count_nonzero(d) < 25:
+            out["p"] = mcnemar_p(a, b)
+    return out
 
 
 def expected_clustered(d: np.ndarray, groups: list[str]) -> tuple[float, int]:
@@ -156,8 +164,13 @@ def test_cli_compare_matches_scipy_on_the_samples(
     assert clustered["stderr_clustered"] == pytest.approx(100 * se_c, rel=1e-9)
     t_c = d.mean() / se_c
     assert clustered["p_value_clustered"] == pytest.approx(2 * sps.t.sf(abs(t_c), 9), rel=1e-8)
-    half = sps.t.ppf(0.975, 9) * se_c
-    assert clustered["ci_lower_clustered"] == pytest.approx(100 * (d.mean() - half), rel=1e-9)
+    # 0/1 scores: Newcombe's interval with each half widened by sqrt(deff), deff = (se_c / se)^2 in [1, n/g]
+    exp = expected_paired([sa[i]["exact_match"] for i in ids], [sb[i]["exact_match"] for i in ids])
+    deff = min(max((se_c / (d.std(ddof=1) / math.sqrt(d.size))) ** 2, 1.0), d.size / g)
+    low = d.mean() - math.sqrt(deff) * (d.mean() - exp["lo"])
+    assert clustered["ci_method_clustered"] == "newcombe-design-effect"
+    assert clustered["ci_lower_clustered"] == pytest.approx(100 * max(low, -1.0), rel=1e-9)
+    assert clustered["raw"]["diff"] == pytest.approx(d.mean())  # the fraction beside the points
 
     assert "Diff = A − B" in printed and f"A: {run_a}" in printed and f"B: {run_b}" in printed
     assert "SE (cl)" in printed and "exact_match,none" in printed
@@ -196,7 +209,8 @@ def test_mismatched_and_missing_docs_are_reported(
     assert "2 doc(s) with a different doc_hash left out (ids 3, 7)" in text
     assert "1 doc(s) only in A (ids 10)" in text and "1 doc(s) only in B (ids 20)" in text
     row = next(line for line in text.splitlines() if line.startswith("| plain"))
-    assert [c.strip() for c in row.strip("| ").split("|")][-3:] == ["1", "1", "2"]  # Only A/B, Mismatched
+    cells = [c.strip() for c in row.strip("| ").split("|")]
+    assert cells[-3:] == ["36", "2", "2"]  # Matched, Unmatched, Mismatched
     clustered = next(c for c in report.comparisons if c.task == "clustered")
     assert clustered.docs.matched == N_DOCS  # the other task is untouched
 
@@ -220,13 +234,18 @@ def test_results_json_and_samples_file_paths(runs: tuple[Path, Path]) -> None:
     assert set(several.tasks) == {"plain", "clustered"}
 
 
-def test_a_folder_resolves_to_its_newest_results(task_root: Path, tmp_path: Path) -> None:
+def test_a_folder_with_several_runs_is_ambiguous(task_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    run_dummy(task_root, out, accuracy=0.2, seed=0)
+    older = run_dummy(task_root, out, accuracy=0.2, seed=0)
     newest = run_dummy(task_root, out, accuracy=0.9, seed=0)
     assert len(list(out.rglob("*_results.json"))) == 2
-    run = load_doc_scores(out)
+    with pytest.raises(LmmsEvalError, match="holds 2 runs; name the one") as info:
+        load_doc_scores(out)
+    for result in (older, newest):  # both candidates are listed
+        assert result["output_files"]["results"] in str(info.value)
+    run = load_doc_scores(newest["output_files"]["results"])  # an explicit file is taken as given
     assert run.results_file == newest["output_files"]["results"]
+    assert run.model_name == "dummy" and run.model_args is not None and "accuracy=0.9" in run.model_args
     scores = run.tasks["plain"].scores["exact_match,none"]
     assert np.mean(list(scores.values())) == pytest.approx(newest["results"]["plain"]["exact_match,none"])
 

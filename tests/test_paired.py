@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats as sps
+from stats_refs import newcombe
 
 from lmms_eval.stats import PairedResult, paired_comparison
 
@@ -27,6 +28,15 @@ def test_matches_scipy_ttest_rel(kind: str) -> None:
     ref = sps.ttest_rel(a, b)
     result = paired_comparison(a.tolist(), b.tolist())
     d = a - b
+    if kind == "binary":  # 40 discordant pairs: the t-test; the interval is Newcombe's
+        assert result.discordant is not None and sum(result.discordant) >= 25
+        assert result.test == "paired-t" and result.ci_method == "newcombe"
+        assert (result.ci_lower, result.ci_upper) == pytest.approx(
+            newcombe(a.tolist(), b.tolist()), rel=1e-10
+        )
+        assert result.t == pytest.approx(ref.statistic, rel=1e-10)
+        assert result.p_value == pytest.approx(ref.pvalue, rel=1e-8)
+        return
     assert result.n == len(a) and result.df == len(a) - 1
     assert result.t == pytest.approx(ref.statistic, rel=1e-10)
     assert result.p_value == pytest.approx(ref.pvalue, rel=1e-8)
@@ -41,9 +51,10 @@ def test_matches_scipy_ttest_rel(kind: str) -> None:
 
 
 def test_hand_worked_case() -> None:
-    # d = [1, 0, 0, 1]: mean 0.5, sd = sqrt(4 * 0.25 / 3) = sqrt(1/3), se = sqrt(1/3)/2 = 0.288675...,
-    # t = 0.5 / se = sqrt(3), df = 3; t_{0.975, 3} = 3.182446305284263 (printed t tables: 3.182)
-    result = paired_comparison([1, 0, 1, 1], [0, 0, 1, 0])
+    # scores on a 0-2 scale (no clipping, no McNemar): d = [1, 0, 0, 1]: mean 0.5,
+    # sd = sqrt(4 * 0.25 / 3) = sqrt(1/3), se = sqrt(1/3)/2 = 0.288675..., t = 0.5 / se = sqrt(3),
+    # df = 3; t_{0.975, 3} = 3.182446305284263 (printed t tables: 3.182)
+    result = paired_comparison([2, 0, 1, 2], [1, 0, 1, 1])
     se = math.sqrt(1 / 3) / 2
     assert result.diff == 0.5 and result.df == 3
     assert result.stderr == pytest.approx(se, rel=1e-12)
@@ -106,17 +117,27 @@ def test_constant_nonzero_difference() -> None:
     result = paired_comparison([1.0, 1.0, 1.0, 0.5], [0.9, 0.9, 0.9, 0.4], clusters=[1, 1, 2, 2])
     assert result.stderr == 0 and result.p_value == 0.0 and result.t == math.inf
     assert result.ci_lower == result.ci_upper == result.diff
-    assert result.stderr_clustered == 0 and result.p_value_clustered == 0.0
+    assert "every difference is the same" in " ".join(result.warnings)
+    # clustered: a sign test on the 2 clusters' mean differences (both positive): 2 * (1/2)^2
+    assert result.stderr_clustered == 0 and result.p_value_clustered == 0.5
+    assert result.test_clustered == "cluster-sign-test"
     assert result.ci_lower_clustered == result.ci_upper_clustered == result.diff
+    # 0/1 scores: McNemar's exact test on 3 discordant pairs, 2 * (1/2)^3, and Newcombe's interval
     negative = paired_comparison([0, 0, 0], [1, 1, 1])
-    assert negative.t == -math.inf and negative.p_value == 0.0 and negative.diff == -1
+    assert negative.t == -math.inf and negative.p_value == 0.25 and negative.diff == -1
+    assert negative.test == "mcnemar-exact" and negative.discordant == (0, 3)
+    assert negative.ci_lower == -1.0 and -1.0 < negative.ci_upper < 0
 
 
 def test_identical_runs() -> None:
     result = paired_comparison([1, 0, 1], [1, 0, 1])
     # scipy's ttest_rel returns NaN here (0/0); a comparison of a run with itself has p = 1
     assert result.diff == 0 and result.stderr == 0 and result.p_value == 1.0 and result.t == 0.0
-    assert result.ci_lower == result.ci_upper == 0.0
+    assert result.test == "mcnemar-exact" and result.discordant == (0, 0)
+    assert (result.ci_lower, result.ci_upper) == pytest.approx(newcombe([1, 0, 1], [1, 0, 1]), rel=1e-12)
+    assert result.ci_lower < 0 < result.ci_upper
+    continuous = paired_comparison([0.5, 0.2], [0.5, 0.2])
+    assert continuous.p_value == 1.0 and continuous.ci_lower == continuous.ci_upper == 0.0
 
 
 def test_nan_pairs_are_dropped_and_counted() -> None:
@@ -126,7 +147,10 @@ def test_nan_pairs_are_dropped_and_counted() -> None:
     keep = [0, 1, 4, 6, 7]
     ref = sps.ttest_rel([float(a[i]) for i in keep], [b[i] for i in keep])  # type: ignore[arg-type]
     assert result.n == 5 and result.n_dropped == 3
-    assert result.t == pytest.approx(ref.statistic) and result.p_value == pytest.approx(ref.pvalue)
+    assert result.t == pytest.approx(ref.statistic)
+    # 0/1 scores with 3 discordant pairs (2 won by A, 1 by B): McNemar's exact test
+    assert result.discordant == (2, 1)
+    assert result.p_value == pytest.approx(sps.binomtest(1, 3).pvalue, rel=1e-12)
     assert result.n_clusters == 3  # cluster "b" lost both of its pairs
 
 
@@ -155,7 +179,7 @@ def test_clustered_hand_worked() -> None:
     #   = (1/3)/4 + (1/16) * [(1 - 0.5) + (1 - 0.5)] = 1/12 + 1/16 = 7/48
     # 2 clusters -> df = 1, where Student t is Cauchy: two-sided p = 1 - (2/pi) atan|t|,
     # and t_{0.975, 1} = tan(0.475 pi) = 12.706204736...
-    result = paired_comparison([1, 1, 1, 0], [0, 0, 1, 0], clusters=["x", "x", "y", "y"])
+    result = paired_comparison([2, 2, 1, 0], [1, 1, 1, 0], clusters=["x", "x", "y", "y"])
     se = math.sqrt(7 / 48)
     t = 0.5 / se
     assert result.n_clusters == 2 and result.df_clustered == 1
@@ -166,7 +190,7 @@ def test_clustered_hand_worked() -> None:
     assert result.ci_lower_clustered == pytest.approx(0.5 - half, rel=1e-9)
     assert result.ci_upper_clustered == pytest.approx(0.5 + half, rel=1e-9)
     # the plain test is unaffected by the clusters
-    plain = paired_comparison([1, 1, 1, 0], [0, 0, 1, 0])
+    plain = paired_comparison([2, 2, 1, 0], [1, 1, 1, 0])
     assert (result.t, result.p_value, result.stderr) == (plain.t, plain.p_value, plain.stderr)
 
 

@@ -615,3 +615,38 @@ def test_bad_input_is_one_error_line_and_exit_1(argv: list[str], fragment: str, 
 def test_run_power_analysis_raises_for_the_caller() -> None:
     with pytest.raises(LmmsEvalError, match="effect_size must be positive"):
         run_power_analysis(effect_size=0.0)
+
+
+def test_power_measured_on_two_results_files(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``--results A --results B``: sd, paired correlation, ICC and design effect from the samples."""
+    import json
+
+    import numpy as np
+
+    from lmms_eval.cli import main
+    from lmms_eval.stats.power import design_effect, intra_cluster_correlation
+
+    rng = np.random.default_rng(0)
+    clusters = [f"v{i // 4}" for i in range(80)]
+    a = (rng.random(80) < 0.7).astype(int)
+    b = np.where(rng.random(80) < 0.8, a, 1 - a)
+    for name, scores in (("a", a), ("b", b)):
+        folder = tmp_path / name
+        folder.mkdir()
+        config = {"task": "t", "cluster_key": "vid"}
+        (folder / "20250101_000000_results.json").write_text(
+            json.dumps({"results": {"t": {"alias": "t"}}, "configs": {"t": config}, "model_name": name})
+        )
+        rows = [
+            {"doc_id": i, "filter": "none", "acc": {"score": int(s), "vid": clusters[i]}}
+            for i, s in enumerate(scores)
+        ]
+        (folder / "20250101_000000_samples_t.jsonl").write_text("\n".join(map(json.dumps, rows)))
+    assert main(["power", "--results", str(tmp_path / "a"), "--results", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    rho = float(np.corrcoef(a, b)[0, 1])
+    icc, g, m = intra_cluster_correlation((a - b).tolist(), clusters)
+    row = next(line for line in out.splitlines() if line.startswith("| t "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2] == "80" and cells[5] == f"{rho:.3f}" and cells[6] == str(g) == "20"
+    assert cells[7] == f"{icc:.3f}" and cells[8] == f"{design_effect(icc, m):.2f}"

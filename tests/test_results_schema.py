@@ -64,7 +64,7 @@ def test_dummy_run_writes_files_that_load_validate_and_round_trip(
     assert run.results is not None and list(run.samples) == ["demo_qa"]
     text = run.results.read_text(encoding="utf-8")
     results = ResultsFile.load(run.results)
-    assert results.schema_version == SCHEMA_VERSION == results.loaded_version == "2.1"
+    assert results.schema_version == SCHEMA_VERSION == results.loaded_version == "2.2"
     assert results.status == "completed" and results.n_samples["demo_qa"].effective == 8
     assert json.loads(results.dump()) == json.loads(text)  # nothing lost, nothing added
     [row] = results.results["demo_qa"].metrics()
@@ -228,7 +228,7 @@ def test_schema_1_0_files_load(tmp_path: Path) -> None:
     lines = [_v1_line(i, str(i), float(i % 2)) for i in range(4)]
     (folder / "20260101_000000_samples_demo_qa.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
     results = ResultsFile.load(folder / "20260101_000000_results.json")
-    assert results.loaded_version == "1.0" and results.schema_version == "2.1"
+    assert results.loaded_version == "1.0" and results.schema_version == "2.2"
     assert results.n_shot == {"demo_qa": 0} and results.config is not None and results.config.limit == 4
     assert results.usage is not None and results.usage.by_task["demo_qa"].input_tokens == 0
     records = list(read_samples(folder / "20260101_000000_samples_demo_qa.jsonl", published=False))
@@ -359,7 +359,7 @@ def test_writer_logs_a_results_dict_that_breaks_the_schema_and_still_writes_it(
     with caplog.at_level(logging.ERROR, logger="lmms_eval.results.writer"):
         path = writer.write_results({"status": "running", "n-samples": {"t": {"original": "lots"}}})
     assert json.loads(Path(path).read_text())["n-samples"]["t"]["original"] == "lots"
-    assert "does not match the results schema 2.1: key 'n-samples.t.original'" in caplog.text
+    assert "does not match the results schema 2.2: key 'n-samples.t.original'" in caplog.text
 
 
 # -- the JSON Schema file ---------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
 from lmms_eval.stats import (
     Estimate,
@@ -89,23 +90,31 @@ def test_mean_estimate_matches_scipy_sem_and_t_interval(seed: int) -> None:
 
 
 def test_interval_of_unit_range_scores_stays_in_unit_range() -> None:
-    est = mean_estimate([1, 1, 1, 0])  # t interval: 0.75 +- 3.18 * 0.25 = [-0.046, 1.546]
-    low, high = sps.t.interval(0.95, df=3, loc=0.75, scale=0.25)
+    # continuous scores in [0, 1]: t interval 0.725 +- 3.18 * 0.243 = [-0.05, 1.50] -> cut to [0, 1], recorded
+    values = [1.0, 1.0, 0.9, 0.0]
+    est = mean_estimate(values)
+    low, high = sps.t.interval(0.95, df=3, loc=np.mean(values), scale=sps.sem(values))
     assert low < 0 and high > 1
     assert (est.ci_low, est.ci_high) == (0.0, 1.0)
+    assert est.interval == "t, clipped to [0, 1]"
     wide = mean_estimate([2.0, 0.0, 1.0, 1.5])  # not a [0, 1] score: no clipping
-    assert wide.ci_low < 0
+    assert wide.ci_low < 0 and wide.interval == "t"
+    inside = mean_estimate([0.4, 0.5, 0.6, 0.5, 0.45])
+    assert inside.interval == "t"
 
 
 def test_mean_estimate_bernoulli_and_other_alpha() -> None:
     x = [1, 0, 0, 1, 1, 1, 0, 1, 1, 0, True, False]
     est = mean_estimate(x, alpha=0.1)
     arr = np.asarray(x, dtype=float)
-    low, high = sps.t.interval(0.90, df=arr.size - 1, loc=arr.mean(), scale=sps.sem(arr))
+    low, high = proportion_confint(7, 12, alpha=0.1, method="wilson")
     assert est.value == pytest.approx(7 / 12)
     # hand: p = 7/12, sample variance = n/(n-1) * p(1-p)
     assert est.stderr == pytest.approx(math.sqrt(12 / 11 * (7 / 12) * (5 / 12) / 12), rel=1e-12)
-    assert (est.ci_low, est.ci_high) == pytest.approx((low, high), rel=1e-9)
+    assert (est.ci_low, est.ci_high) == pytest.approx((low, high), rel=1e-12)
+    assert est.interval == "wilson" and arr.size == 12
+    exact = mean_estimate(x, alpha=0.1, binary_method="clopper-pearson")
+    assert (exact.ci_low, exact.ci_high) == pytest.approx(proportion_confint(7, 12, 0.1, "beta"), rel=1e-10)
 
 
 def test_mean_estimate_drops_and_counts_missing_values() -> None:
@@ -133,7 +142,7 @@ def test_mean_estimate_edge_cases() -> None:
 def test_estimate_to_dict_round_trips() -> None:
     est = mean_estimate([0.0, 1.0, 1.0])
     data = est.to_dict()
-    assert set(data) == {"value", "stderr", "ci_low", "ci_high", "n", "method", "details"}
+    assert set(data) == {"value", "stderr", "ci_low", "ci_high", "n", "method", "details", "interval"}
     assert Estimate(**data) == est
 
 
@@ -201,12 +210,13 @@ def test_positively_correlated_clusters_widen_the_error() -> None:
 
 
 def test_clustered_mean_estimate_interval_uses_clusters_minus_one_df() -> None:
-    scores, clusters = _clustered_data(5, 120, 6)
+    binary, clusters = _clustered_data(5, 120, 6)
+    scores = binary * 0.5 + 0.25  # continuous scores in [0.25, 0.75]: a t interval, inside [0, 1]
     est = clustered_mean_estimate(list(scores), list(clusters))
     se = miller_eq4(scores.tolist(), clusters.tolist())
     g = len(set(clusters.tolist()))
     low, high = sps.t.interval(0.95, df=g - 1, loc=scores.mean(), scale=se)
-    assert est.method == "clustered" and est.n == 120
+    assert est.method == "clustered" and est.n == 120 and est.interval == "t"
     assert est.details == {"dropped": 0, "n_clusters": g}
     assert est.value == pytest.approx(float(scores.mean()))
     assert est.stderr == pytest.approx(se, rel=1e-10)
@@ -238,9 +248,14 @@ def test_clustered_edge_cases() -> None:
     # nothing left
     empty = clustered_mean_estimate([None, math.nan], ["a", "b"])
     assert math.isnan(empty.value) and empty.details == {"dropped": 2, "n_clusters": 0}
-    # all-equal scores: SE 0 and the interval collapses
+    # all-equal 0/1 scores: SE 0, but the Wilson interval on n_eff = clusters = 3 keeps its width
     flat = clustered_mean_estimate([1.0] * 6, ["a", "a", "b", "b", "c", "c"])
-    assert flat.stderr == 0.0 and flat.ci_low == flat.ci_high == 1.0
+    assert flat.stderr == 0.0 and flat.ci_high == 1.0
+    assert flat.ci_low == pytest.approx(proportion_confint(3, 3, method="wilson")[0], rel=1e-12)
+    assert flat.interval == "wilson-effective-n" and flat.details["effective_n"] == 3.0
+    # all-equal continuous scores: the t interval collapses
+    level = clustered_mean_estimate([0.5] * 6, ["a", "a", "b", "b", "c", "c"])
+    assert level.stderr == 0.0 and level.ci_low == level.ci_high == 0.5
     # mismatched lengths are an error
     with pytest.raises(ValueError, match="cluster ids"):
         clustered_stderr([1.0, 0.0], ["a"])

@@ -4,6 +4,10 @@ The report gives the minimum number of questions for a paired comparison of two 
 ``--effect_size`` (formulas in :mod:`lmms_eval.stats.power`). With ``--tasks`` it adds, per task, the
 size of the evaluated split, the power that size gives and the smallest difference it can detect.
 
+With ``--results A [--results B]`` the stds, the paired correlation and (for tasks with a
+``cluster_key``) the intra-cluster correlation and design effect are measured on existing runs instead
+of assumed, per task and metric, for any score scale (:func:`lmms_eval.stats.power.observed_design`).
+
 Split sizes come from :mod:`lmms_eval.tasks._sizes` (metadata and row counts, never the data with
 its media). A task whose size cannot be found is reported with the reason; the rest still prints.
 """
@@ -13,16 +17,20 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from lmms_eval.errors import LmmsEvalError
 from lmms_eval.stats.power import (
     DEFAULT_ALPHA,
     DEFAULT_CORRELATION,
     DEFAULT_EFFECT_SIZE,
     DEFAULT_POWER,
     DEFAULT_STD,
+    ObservedDesign,
     achieved_power,
     check_effect_size,
     minimum_detectable_effect,
+    observed_design,
     paired_design,
     required_sample_size,
 )
@@ -78,6 +86,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--tasks", default=None, help="comma-separated tasks, groups or tags whose split sizes to check"
     )
     parser.add_argument(
+        "--results",
+        action="append",
+        metavar="PATH",
+        default=None,
+        help="a run (results JSON, samples JSONL or a folder with one run) to measure sd, the paired "
+        "correlation and the intra-cluster correlation from; give it twice for two models "
+        "(with one run, --correlation is used)",
+    )
+    parser.add_argument(
         "--include_path", "--include-path", dest="include_path", help="extra folder(s) of task YAMLs"
     )
     parser.add_argument("--verbosity", default="WARNING", help="log level (default: WARNING)")
@@ -88,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
     from lmms_eval.cli import configure_logging
 
     configure_logging(args.verbosity)
+    if args.results:
+        print(observed_report(args.results, args.effect_size, args.alpha, args.power, args.correlation))
+        return 0
     return run_power_analysis(
         effect_size=args.effect_size,
         alpha=args.alpha,
@@ -194,4 +214,126 @@ def format_report(
     return "\n".join(lines)
 
 
-__all__ = ["add_parser", "run", "run_power_analysis"]
+# -- measured on existing runs ---------------------------------------------------------------------
+
+
+def observed_report(
+    paths: Sequence[str],
+    effect_size: float = DEFAULT_EFFECT_SIZE,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+    correlation: float = DEFAULT_CORRELATION,
+) -> str:
+    """Per task and metric of one or two runs: measured sd, correlation, ICC and design effect, and the
+    questions needed, the power and the MDE they give (``effect_size`` in the metric's own units)."""
+    from lmms_eval.cli._format import markdown_table
+    from lmms_eval.compare import compare_runs, load_doc_scores
+
+    if len(paths) > 2:
+        raise LmmsEvalError(f"--results takes one or two runs, got {len(paths)}")
+    effect = check_effect_size(effect_size)
+    runs = [load_doc_scores(p) for p in paths]
+    rows: list[list[str]] = []
+    for task, key, a, b, clusters in _paired_columns(runs, compare_runs):
+        design = observed_design(a, b, clusters)
+        rows.append(_observed_row(task, key, design, effect, alpha, power, correlation))
+    names = " vs ".join(paths)
+    return "\n".join(
+        [
+            f"Power analysis measured on {names} (paired z test, normal approximation; effect "
+            f"{effect:g} in each metric's own units)",
+            "",
+            markdown_table(
+                [
+                    "Task",
+                    "Metric",
+                    "n",
+                    "sd A",
+                    "sd B",
+                    "rho",
+                    "Clusters",
+                    "ICC",
+                    "deff",
+                    "n needed",
+                    "Power",
+                    "MDE",
+                ],
+                rows,
+            ),
+            "",
+            "rho: correlation of the two runs' per-question scores (--correlation with one run); ICC: "
+            "intra-cluster correlation of the differences; deff = 1 + (m − 1)·ICC multiplies the n needed "
+            "and divides the n available.",
+        ]
+    )
+
+
+def _paired_columns(
+    runs: Sequence[Any], compare_runs: Any
+) -> list[tuple[str, str, list[float], list[float] | None, list[Any] | None]]:
+    """(task, metric key, scores A, scores B or None, cluster ids or None) for every compared metric."""
+    import math
+
+    out: list[tuple[str, str, list[float], list[float] | None, list[Any] | None]] = []
+    first = runs[0]
+    if len(runs) == 2:
+        report = compare_runs(runs[0], runs[1])
+        for c in report.comparisons:
+            col_a = first.tasks[c.task].scores[c.key]
+            col_b = runs[1].tasks[c.task_b or c.task].scores[c.key]
+            ids = [
+                i
+                for i in sorted(set(col_a) & set(col_b))
+                if not (math.isnan(col_a[i]) or math.isnan(col_b[i]))
+            ]
+            out.append(
+                (
+                    c.task,
+                    c.key,
+                    [col_a[i] for i in ids],
+                    [col_b[i] for i in ids],
+                    _clusters(first.tasks[c.task], ids),
+                )
+            )
+        return out
+    for name, task in sorted(first.tasks.items()):
+        for key in task.metric_keys():
+            ids = sorted(i for i, v in task.scores[key].items() if not math.isnan(v))
+            out.append((name, key, [task.scores[key][i] for i in ids], None, _clusters(task, ids)))
+    return out
+
+
+def _clusters(task: Any, ids: Sequence[int]) -> list[Any] | None:
+    if not task.clusters:
+        return None
+    return [task.clusters.get(i, f"__doc_{i}") for i in ids]
+
+
+def _observed_row(
+    task: str, key: str, design: ObservedDesign, effect: float, alpha: float, power: float, correlation: float
+) -> list[str]:
+    import math
+
+    rho = correlation if math.isnan(design.correlation) else design.correlation
+    cells = [task, key, str(design.n), f"{design.std_a:.4g}", f"{design.std_b:.4g}", f"{rho:.3f}"]
+    cells += (
+        ["-", "-", "1"]
+        if design.n_clusters is None
+        else [
+            str(design.n_clusters),
+            "N/A" if math.isnan(design.icc) else f"{design.icc:.3f}",
+            f"{design.design_effect:.2f}",
+        ]
+    )
+    try:
+        n_min = required_sample_size(effect, alpha, power, design.std_a, design.std_b, rho)
+        n_eff = max(int(design.n / design.design_effect), 1)
+        current = achieved_power(n_eff, effect, alpha, design.std_a, design.std_b, rho)
+        mde = minimum_detectable_effect(n_eff, alpha, power, design.std_a, design.std_b, rho)
+    except LmmsEvalError as exc:  # no variance (every score equal): nothing to plan with
+        logger.info("%s %s: %s", task, key, exc)
+        return [*cells, "N/A", "N/A", "N/A"]
+    return [*cells, str(math.ceil(n_min * design.design_effect)), f"{100 * current:.1f}%", f"{mde:.4g}"]
+
+
+__all__ = ["add_parser", "observed_report", "run", "run_power_analysis"]

@@ -80,6 +80,16 @@ class TaskResults(_Open):
         description="'<metric>,<filter>' -> why its error bar is not a bootstrap: a custom aggregation "
         "not known to be pure runs once (docs/statistics.md)",
     )
+    ci_methods: dict[str, str] | None = Field(
+        None,
+        description="'<metric>,<filter>' (and '<metric>_clustered,<filter>') -> how the confidence "
+        "interval was formed: 'wilson' (0/1 scores), 'clopper-pearson', 'wilson-effective-n' (clustered "
+        "0/1 scores), 't' or 'normal' (', clipped to [0, 1]' when cut to the possible range), "
+        "'bootstrap-percentile' (docs/statistics.md)",
+    )
+    baseline_matched: int | None = Field(
+        None, description="--baseline: docs compared (in both runs, same doc_hash)"
+    )
 
     def as_dict(self) -> dict[str, Any]:
         """Every key of the entry as in the file."""

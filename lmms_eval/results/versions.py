@@ -15,6 +15,9 @@ version    what changed
 ``2.1``    the results file gains the published ``efficiency`` section (tokens per correct
            answer) and task entries ``stderr_notes`` (error bars of custom aggregations that
            are not re-run); both are additions, so 2.0 files load unchanged
+``2.2``    task and group entries gain ``ci_methods`` (how each interval was formed: Wilson for
+           0/1 scores, clipped t...) and ``baseline_matched``; additions, so 2.1 files load
+           unchanged
 =========  ====================================================================================
 
 Reading upgrades: a results file of any version loads into the current
@@ -35,8 +38,8 @@ from typing import Any
 
 from lmms_eval.errors import LmmsEvalError
 
-SCHEMA_VERSION = "2.1"
-KNOWN_VERSIONS = ("1.0", "2.0", "2.1")
+SCHEMA_VERSION = "2.2"
+KNOWN_VERSIONS = ("1.0", "2.0", "2.1", "2.2")
 
 
 def _major(version: str) -> int | None:

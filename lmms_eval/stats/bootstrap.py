@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from lmms_eval.api.registry import Registry, path_of
-from lmms_eval.stats.estimates import DEFAULT_ALPHA, Estimate, cluster_label
+from lmms_eval.stats.estimates import DEFAULT_ALPHA, PERCENTILE, Estimate, cluster_label
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +193,7 @@ def bootstrap_estimate(
     low, high = np.quantile(finite, [alpha / 2.0, 1.0 - alpha / 2.0])
     if finite.size < iters:
         details["non_finite_resamples"] = int(iters - finite.size)
-    return Estimate(point, stderr, float(low), float(high), n, "bootstrap", details)
+    return Estimate(point, stderr, float(low), float(high), n, "bootstrap", details, interval=PERCENTILE)
 
 
 _warned: set[int] = set()
@@ -253,5 +253,12 @@ def cluster_bootstrap_estimate(
         return Estimate(point, n=len(items), method="cluster-bootstrap", details=details)
     low, high = np.quantile(finite, [alpha / 2.0, 1.0 - alpha / 2.0])
     return Estimate(
-        point, float(finite.std(ddof=1)), float(low), float(high), len(items), "cluster-bootstrap", details
+        point,
+        float(finite.std(ddof=1)),
+        float(low),
+        float(high),
+        len(items),
+        "cluster-bootstrap",
+        details,
+        interval=PERCENTILE,
     )

@@ -1,6 +1,7 @@
 """Point estimates with standard errors and confidence intervals.
 
-* :func:`mean_estimate`: analytic standard error ``std(ddof=1)/sqrt(n)`` and a Student-t interval.
+* :func:`mean_estimate`: analytic standard error ``std(ddof=1)/sqrt(n)``; a Wilson interval for a
+  proportion (0/1 values), a Student-t interval (cut to [0, 1] for scores in [0, 1]) otherwise.
 * :func:`clustered_mean_estimate`: the cluster-robust standard error of a mean (Miller 2024, "Adding
   Error Bars to Evals", eq. 4) for questions that share a cluster (a video, an image, a passage).
 * :func:`group_estimate`: a size-weighted or plain mean of independent subtask scores, with the
@@ -8,7 +9,8 @@
 * :func:`stability_metrics`: expected accuracy, consensus accuracy, within-question variance and
   consistency rate of repeated sampling.
 
-Missing values (``None`` / NaN) are left out and counted; n = 1 gives a value without an error bar.
+Missing values (``None`` / NaN) are left out and counted; n = 1 gives a value without a standard error
+(a proportion still gets its Wilson interval). ``Estimate.interval`` names the interval's method.
 """
 
 from __future__ import annotations
@@ -21,13 +23,26 @@ from typing import Any
 import numpy as np
 
 from lmms_eval.stats.distributions import t_ppf
+from lmms_eval.stats.intervals import WILSON, clip_interval, proportion_interval, wilson_interval
 
 DEFAULT_ALPHA = 0.05
 
 
+# how an interval was formed (recorded per metric in the results as ``ci_methods``)
+WILSON_CLUSTERED = "wilson-effective-n"
+T = "t"
+NORMAL = "normal"
+PERCENTILE = "bootstrap-percentile"
+CLIPPED = ", clipped to [0, 1]"
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """A score with its uncertainty. Unknown parts are NaN."""
+    """A score with its uncertainty. Unknown parts are NaN.
+
+    ``interval`` names how the interval was formed (``"wilson"``, ``"t"``, ``"t, clipped to [0, 1]"``,
+    ``"bootstrap-percentile"``...; empty without an interval).
+    """
 
     value: float
     stderr: float = math.nan
@@ -36,6 +51,7 @@ class Estimate:
     n: int = 0
     method: str = "none"  # analytic | bootstrap | clustered | pooled | none
     details: dict[str, Any] = field(default_factory=dict)
+    interval: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,29 +74,52 @@ def t_interval(value: float, stderr: float, df: float, alpha: float = DEFAULT_AL
     return value - half, value + half
 
 
-def mean_estimate(values: Sequence[Any], alpha: float = DEFAULT_ALPHA) -> Estimate:
-    """Mean, analytic standard error and a t confidence interval (df = n - 1)."""
+def is_binary(values: np.ndarray) -> bool:
+    """Whether every value is 0 or 1 (a mean of them is a proportion)."""
+    return bool(values.size) and bool(np.all((values == 0.0) | (values == 1.0)))
+
+
+def in_unit_range(values: np.ndarray) -> bool:
+    """Whether every value lies in [0, 1] (the mean cannot leave it)."""
+    return bool(values.size) and float(values.min()) >= 0.0 and float(values.max()) <= 1.0
+
+
+def bounded_t_interval(
+    values: np.ndarray, value: float, stderr: float, df: float, alpha: float = DEFAULT_ALPHA
+) -> tuple[float, float, str]:
+    """A t interval (normal for infinite df), cut to [0, 1] when every value lies there; the last
+    item names the method and says whether it cut."""
+    low, high = t_interval(value, stderr, df, alpha)
+    name = NORMAL if math.isinf(df) else T
+    if not in_unit_range(values):
+        return low, high, name
+    cut = clip_interval(low, high, 0.0, 1.0)
+    return cut.low, cut.high, name + (CLIPPED if cut.clipped else "")
+
+
+def mean_estimate(
+    values: Sequence[Any], alpha: float = DEFAULT_ALPHA, binary_method: str = WILSON
+) -> Estimate:
+    """Mean, analytic standard error ``sd(ddof=1)/sqrt(n)`` and a confidence interval.
+
+    0/1 values (a proportion) get the ``binary_method`` interval (Wilson by default, or
+    Clopper-Pearson): inside [0, 1] and never of zero width, even at 0% or 100%. Other values get a
+    t interval (df = n - 1), cut to [0, 1] when every value lies in [0, 1] (recorded in ``interval``).
+    """
     arr, dropped = clean_numbers(values)
     n = int(arr.size)
     if n == 0:
         return Estimate(math.nan, n=0, details={"dropped": dropped})
     value = float(arr.mean())
+    stderr = float(arr.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    details = {"dropped": dropped}
+    if is_binary(arr):
+        low, high = proportion_interval(float(arr.sum()), n, alpha, binary_method)
+        return Estimate(value, stderr, low, high, n, "analytic", details, binary_method)
     if n < 2:
-        return Estimate(value, n=n, method="analytic", details={"dropped": dropped})
-    stderr = float(arr.std(ddof=1) / math.sqrt(n))
-    low, high = _within_unit_range(arr, *t_interval(value, stderr, n - 1, alpha))
-    return Estimate(value, stderr, low, high, n, "analytic", {"dropped": dropped})
-
-
-def _within_unit_range(values: np.ndarray, low: float, high: float) -> tuple[float, float]:
-    """Clip an interval for a mean of values that all lie in [0, 1] (accuracies) to [0, 1].
-
-    The mean of such scores cannot leave [0, 1], so the clipped interval covers it whenever the
-    normal-theory one does; small samples no longer print bounds like 1.02.
-    """
-    if values.size and values.min() >= 0.0 and values.max() <= 1.0 and not math.isnan(low):
-        return max(low, 0.0), min(high, 1.0)
-    return low, high
+        return Estimate(value, n=n, method="analytic", details=details)
+    low, high, how = bounded_t_interval(arr, value, stderr, n - 1, alpha)
+    return Estimate(value, stderr, low, high, n, "analytic", details, how)
 
 
 def cluster_label(cluster: Any) -> str:
@@ -115,22 +154,42 @@ def clustered_stderr(values: Sequence[float], clusters: Sequence[Hashable]) -> t
 def clustered_mean_estimate(
     values: Sequence[Any], clusters: Sequence[Hashable], alpha: float = DEFAULT_ALPHA
 ) -> Estimate:
-    """Mean with the cluster-robust standard error; the interval uses df = clusters - 1.
+    """Mean with the cluster-robust standard error.
 
-    With a single cluster the clustered error is not identifiable: NaN.
+    0/1 values get a Wilson interval on the effective sample size ``n / deff`` with the design effect
+    ``deff = (SE_clustered / SE_plain)²``, kept between 1 and ``n / clusters`` (between no clustering and
+    clusters that are internally identical); at 0% or 100% the design effect cannot be estimated and
+    the conservative ``n_eff = clusters`` is used. Other values get a t interval on ``clusters - 1``
+    df, cut to [0, 1] when every value lies there. With a single cluster the clustered error is not
+    identifiable: NaN.
     """
     pairs = [(float(v), c) for v, c in zip(values, clusters) if v is not None and not math.isnan(float(v))]
     dropped = len(values) - len(pairs)
     if not pairs:
         return Estimate(math.nan, details={"dropped": dropped, "n_clusters": 0})
-    arr = [v for v, _ in pairs]
-    stderr, n_clusters = clustered_stderr(arr, [c for _, c in pairs])
-    value = float(np.mean(arr))
-    details = {"dropped": dropped, "n_clusters": n_clusters}
+    arr = np.asarray([v for v, _ in pairs])
+    stderr, n_clusters = clustered_stderr(arr.tolist(), [c for _, c in pairs])
+    value = float(arr.mean())
+    details: dict[str, Any] = {"dropped": dropped, "n_clusters": n_clusters}
     if n_clusters < 2:
-        return Estimate(value, n=len(arr), method="clustered", details=details)
-    low, high = _within_unit_range(np.asarray(arr), *t_interval(value, stderr, n_clusters - 1, alpha))
-    return Estimate(value, stderr, low, high, len(arr), "clustered", details)
+        return Estimate(value, n=arr.size, method="clustered", details=details)
+    if is_binary(arr):
+        n_eff = effective_sample_size(arr, stderr, n_clusters)
+        details["effective_n"] = n_eff
+        low, high = wilson_interval(value * n_eff, n_eff, alpha)
+        return Estimate(value, stderr, low, high, arr.size, "clustered", details, WILSON_CLUSTERED)
+    low, high, how = bounded_t_interval(arr, value, stderr, n_clusters - 1, alpha)
+    return Estimate(value, stderr, low, high, arr.size, "clustered", details, how)
+
+
+def effective_sample_size(values: np.ndarray, clustered_se: float, n_clusters: int) -> float:
+    """``n / deff`` with ``deff = (clustered_se / plain_se)²``, between ``n_clusters`` and ``n``."""
+    n = int(values.size)
+    plain_var = float(values.var(ddof=1)) / n if n > 1 else 0.0
+    if plain_var <= 0.0 or math.isnan(clustered_se):
+        return float(n_clusters)
+    deff = clustered_se**2 / plain_var
+    return float(min(max(n / max(deff, 1.0), n_clusters), n))
 
 
 def group_estimate(
@@ -140,7 +199,8 @@ def group_estimate(
 
     Subtasks are evaluated on different documents, so their estimates are independent and
     ``Var(sum w_i x_i) = sum w_i^2 se_i^2``. A subtask without an error bar makes the group's NaN;
-    the interval is normal (the subtask errors come from different methods).
+    the interval is normal (the subtask errors come from different methods), cut to [0, 1] when every
+    subtask score lies there.
     """
     values = np.asarray([e.value for e in estimates], dtype=float)
     weights = np.asarray(sizes if weight_by_size else [1] * len(estimates), dtype=float)
@@ -153,8 +213,8 @@ def group_estimate(
     if np.isnan(ses).any():
         return Estimate(value, n=n, method="pooled")
     stderr = float(math.sqrt(np.sum(weights**2 * ses**2)))
-    low, high = _within_unit_range(values, *t_interval(value, stderr, math.inf, alpha))
-    return Estimate(value, stderr, low, high, n, "pooled")
+    low, high, how = bounded_t_interval(values, value, stderr, math.inf, alpha)
+    return Estimate(value, stderr, low, high, n, "pooled", interval=how)
 
 
 def stability_metrics(scores: Sequence[Sequence[Any]]) -> dict[str, float]:

@@ -20,12 +20,23 @@ variance taken as known). They neglect the rejections in the wrong direction, wh
 is small (with ``n ≥ 30`` the difference is a question or two). Scores are on the 0–1 scale, so an
 effect of 0.03 is 3 points; the default std of 0.5 is the largest a 0/1 score can have (accuracy 50%),
 which makes the defaults conservative.
+
+Measured instead of assumed (:func:`observed_design`): from the per-question scores of one or two
+existing runs, the stds, the paired correlation and, for tasks whose questions share a video, image
+or passage (``cluster_key``), the intra-cluster correlation ``ICC`` of the per-question differences
+(one-way ANOVA estimator) and the design effect ``deff = 1 + (m − 1)·ICC`` with ``m`` the mean cluster
+size (Miller 2024, "Adding Error Bars to Evals"): clustered questions carry less information, so the
+required ``n`` is multiplied by ``deff`` and power and MDE use ``n / deff``. Any score scale works
+(MME's 0–2800 sums, 1–10 judge ratings): the effect size is then in the metric's own units.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from typing import NamedTuple
+
+import numpy as np
 
 from lmms_eval.errors import ConfigError
 from lmms_eval.stats.distributions import norm_cdf, norm_ppf
@@ -187,19 +198,92 @@ def minimum_detectable_effect(
     return _z_sum(alpha, power) * design.sd_diff / math.sqrt(count)
 
 
+class ObservedDesign(NamedTuple):
+    """Quantities of a paired design measured on existing runs (NaN where not measurable)."""
+
+    n: int
+    std_a: float
+    std_b: float
+    correlation: float  # NaN with one run: the correlation needs both
+    n_clusters: int | None
+    icc: float  # of the per-question differences (of the scores with one run); NaN without clusters
+    mean_cluster_size: float
+    design_effect: float  # 1 without clusters
+
+
+def intra_cluster_correlation(
+    values: Sequence[float], clusters: Sequence[Hashable]
+) -> tuple[float, int, float]:
+    """One-way ANOVA estimator of the intra-cluster correlation, the number of clusters and the mean
+    cluster size: ``ICC = (MSB − MSW) / (MSB + (m₀ − 1)·MSW)`` with ``m₀ = (n − Σ n_c²/n) / (G − 1)``.
+    NaN with fewer than 2 clusters or no within-cluster replication; may be negative (kept: it gives
+    a design effect below 1, i.e. clusters that mix easy and hard questions)."""
+    x = np.asarray(values, dtype=float)
+    labels = [repr(c) for c in clusters]
+    _, codes = np.unique(np.asarray(labels), return_inverse=True)
+    g, n = (int(codes.max()) + 1 if x.size else 0), int(x.size)
+    mean_size = n / g if g else math.nan
+    if g < 2 or n <= g:
+        return math.nan, g, mean_size
+    sizes = np.bincount(codes).astype(float)
+    means = np.bincount(codes, weights=x) / sizes
+    msb = float(np.sum(sizes * (means - x.mean()) ** 2)) / (g - 1)
+    msw = float(np.sum((x - means[codes]) ** 2)) / (n - g)
+    m0 = (n - float(np.sum(sizes**2)) / n) / (g - 1)
+    denominator = msb + (m0 - 1.0) * msw
+    return (math.nan if denominator <= 0 else (msb - msw) / denominator), g, mean_size
+
+
+def design_effect(icc: float, mean_cluster_size: float) -> float:
+    """``1 + (m − 1)·ICC`` (1 when the ICC is unknown), never below ``1 / m`` (at most m-fold gain)."""
+    if math.isnan(icc) or math.isnan(mean_cluster_size):
+        return 1.0
+    return max(1.0 + (mean_cluster_size - 1.0) * icc, 1.0 / mean_cluster_size)
+
+
+def observed_design(
+    a: Sequence[float], b: Sequence[float] | None = None, clusters: Sequence[Hashable] | None = None
+) -> ObservedDesign:
+    """Stds, paired correlation, ICC and design effect measured on per-question scores.
+
+    ``a`` and ``b`` are the two runs' scores of the same questions (same order); with only ``a`` the
+    second model is assumed alike (``std_b = std_a``) and the correlation stays NaN (give it). The
+    ICC is that of the differences ``a − b`` (what the paired test sees), of ``a`` with one run.
+    """
+    xa = np.asarray(a, dtype=float)
+    xb = None if b is None else np.asarray(b, dtype=float)
+    if xb is not None and xb.size != xa.size:
+        raise ValueError(f"paired samples differ in length: {xa.size} vs {xb.size}")
+    n = int(xa.size)
+    sd_a = float(xa.std(ddof=1)) if n > 1 else math.nan
+    sd_b = float(xb.std(ddof=1)) if xb is not None and n > 1 else sd_a
+    rho = math.nan
+    if xb is not None and n > 1 and sd_a > 0 and sd_b > 0:
+        rho = float(np.corrcoef(xa, xb)[0, 1])
+    if clusters is None:
+        return ObservedDesign(n, sd_a, sd_b, rho, None, math.nan, 1.0, 1.0)
+    target = xa - xb if xb is not None else xa
+    icc, g, m = intra_cluster_correlation(target.tolist(), clusters)
+    return ObservedDesign(n, sd_a, sd_b, rho, g, icc, m, design_effect(icc, m))
+
+
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_CORRELATION",
     "DEFAULT_EFFECT_SIZE",
     "DEFAULT_POWER",
     "DEFAULT_STD",
+    "ObservedDesign",
     "PairedDesign",
     "achieved_power",
     "check_alpha",
     "check_effect_size",
     "check_power",
     "check_sample_size",
+    "design_effect",
+    "intra_cluster_correlation",
     "minimum_detectable_effect",
+    "observed_design",
     "paired_design",
     "paired_sd",
     "required_sample_size",
