@@ -26,6 +26,7 @@ from lmms_eval.api.group import ConfigurableGroup, Node
 from lmms_eval.api.model import lmms
 from lmms_eval.api.reasoning import parse_reasoning_tags_config
 from lmms_eval.api.task import ConfigurableTask, TaskRunOptions
+from lmms_eval.distributed import RankFailed, RunGroup, run_group
 from lmms_eval.errors import ConfigError, ModelArgsError
 from lmms_eval.loggers.run_loggers import RunLoggers
 from lmms_eval.preflight import preflight
@@ -245,8 +246,30 @@ def run_evaluation(
 
     Everything that can be checked without the model (tasks, caches, output folder, baseline) is
     checked before the model loads. ``progress`` hears each answered request (the eval server's
-    workers report it).
+    workers report it). Launched as several processes (torchrun, accelerate, srun), each rank
+    answers its share and rank 0 scores and writes; every rank returns rank 0's results, and a
+    failure on any rank fails all of them with :class:`~lmms_eval.distributed.RankFailed`.
     """
+    group = run_group()
+    try:
+        return _run_evaluation(settings, lm, task_manager, show_progress, cli_args, progress, group)
+    except BaseException as exc:
+        failure = group.failed(exc)
+        group.finish(failed=True)
+        if failure is exc:
+            raise
+        raise failure from None
+
+
+def _run_evaluation(
+    settings: EvalSettings,
+    lm: lmms | None,
+    task_manager: TaskManager | None,
+    show_progress: bool | None,
+    cli_args: Mapping[str, Any] | None,
+    progress: ProgressCallback | None,
+    group: RunGroup,
+) -> dict[str, Any]:
     started = utc_now()
     start_clock = time.perf_counter()
     register_secrets_from(parse_arg_string(settings.model_args))
@@ -271,13 +294,14 @@ def run_evaluation(
     nodes = manager.load_task_or_group(task_names)
     leaves = leaf_tasks(nodes)
     configure_tasks(leaves, task_options(settings, model_names), chat)
-    preflight(leaves, output_path=settings.output_path, chat=chat)
+    output_path = settings.output_path if group.is_main else None  # rank 0 writes the files
+    preflight(leaves, output_path=output_path, chat=chat)
     model_args = parse_arg_string(settings.model_args) if lm is None else {}
     writer = None
-    if settings.output_path:
+    if output_path:
         folder = sanitize_model_name(model_info["model_id"], model_args)
         stamp = file_timestamp(started, settings.timezone)
-        writer = OutputWriter(settings.output_path, folder, timestamp=stamp)
+        writer = OutputWriter(output_path, folder, timestamp=stamp)
 
     lm, model_info = build_model(settings, lm)
     for task in leaves:
@@ -285,6 +309,8 @@ def run_evaluation(
     recorded = _recorded(settings, cache, request_cache, cli_args)
     header = _results_header(model_info, model_args, recorded, settings.system_instruction, started)
     header.update(_chat_template_info(lm))
+    if group.world_size > 1:
+        header["distributed"] = {"world_size": group.world_size, "launcher": group.info.launcher}
     session = _cache_session(cache, model_info, settings, lm)
     try:
         results = evaluate(
@@ -304,10 +330,15 @@ def run_evaluation(
             max_tokens=settings.max_tokens,
             response_cache=session,
             request_cache=request_cache,
-            progress=progress,
+            progress=progress if group.is_main else None,
+            group=group,
         )
     except EvaluationInterrupted as exc:
         _finish(exc.results, header, writer, started, start_clock)
+        raise
+    except RankFailed as exc:  # another rank failed: keep the tasks finished before
+        if exc.results is not None and group.is_main:
+            _finish(exc.results, header, writer, started, start_clock)
         raise
     finally:
         if writer is not None:
@@ -317,7 +348,9 @@ def run_evaluation(
         elif cache is not None:
             cache.close()
     results = _finish(results, header, writer, started, start_clock)
-    loggers.log(results, _images_of(leaves))
+    results = group.share(results)
+    if group.is_main:
+        loggers.log(results, _images_of(leaves))
     return results
 
 
@@ -472,11 +505,14 @@ def evaluate(
     response_cache: ResponseCacheSession | None = None,
     request_cache: RequestCache | None = None,
     progress: ProgressCallback | None = None,
+    group: RunGroup | None = None,
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores.
 
     Tasks run one after another (requests -> inference -> filters -> scoring -> files), so a
-    failure in a later task leaves every earlier task's scores and samples on disk.
+    failure in a later task leaves every earlier task's scores and samples on disk. With a
+    multi-process ``group`` each rank answers its share of every task and only rank 0 goes on
+    to filters, scores and files (the other ranks return the results without scores).
     """
     leaves = leaf_tasks(task_dict)
     results: dict[str, Any] = {
@@ -499,6 +535,7 @@ def evaluate(
         lm, gate, results, limit, offset, log_samples, reasoning_tags, writer, header, show_progress
     )
     run.progress = progress
+    run.group = group or RunGroup()
     current = ""
     try:
         for number, task in enumerate(leaves, 1):
@@ -512,6 +549,14 @@ def evaluate(
         _usage_totals(results, gate)
         logger.warning("interrupted during task %s; the tasks finished before are kept", current)
         raise EvaluationInterrupted(results) from None
+    except RankFailed as exc:
+        results.update(status="interrupted", interrupted_task=current, error=str(exc))
+        _usage_totals(results, gate)
+        exc.results = results
+        raise
+    cache_counts = run.group.sum_counts(response_cache.counts()) if response_cache is not None else None
+    if not run.group.is_main:
+        return results
 
     group_scores, group_subtasks = aggregation.aggregate_groups(task_dict, run.task_results, run.scores)
     results["groups"] = group_scores
@@ -521,7 +566,7 @@ def evaluate(
     _usage_totals(results, gate)
     results["status"] = "completed_with_failures" if results["failures"] else "completed"
     if response_cache is not None:
-        results["cache"] = response_cache.summary()
+        results["cache"] = response_cache.summary(cache_counts)
     if request_cache is not None:
         results["request_cache"] = request_cache.summary()
     return results
@@ -565,6 +610,7 @@ class _TaskRunner:
         self.reasoning_tags, self.writer, self.header = reasoning_tags, writer, header
         self.show_progress = show_progress
         self.progress: ProgressCallback | None = None
+        self.group = RunGroup()
         self.position: tuple[int, int] = (1, 1)
         self.scores: dict[str, dict[str, Any]] = {}
         self.task_results: dict[str, aggregation.TaskResult] = {}
@@ -580,7 +626,10 @@ class _TaskRunner:
         request_cache: RequestCache | None,
     ) -> None:
         lm, results, name, writer = self.lm, self.results, task.task_name, self.writer
-        requests = _build_requests(lm, task, self.limit, self.offset, write_out, request_cache)
+        self.group.stage = f"task {name}"
+        requests = _build_requests(
+            lm, task, self.limit, self.offset, write_out and self.group.is_main, request_cache
+        )
         results["n-samples"][name] = {
             "original": len(task.eval_docs),
             "effective": len({r.doc_id for r in requests}),
@@ -589,14 +638,18 @@ class _TaskRunner:
         if response_cache is not None:
             model_call = response_cache.model_call(lm, {name: task.fingerprint()})
         self.gate.start_task(name)
+        share = self.group.shard(requests)  # all of them in a single process
         timings = inference.run_requests(
             lm,
-            requests,
+            share,
             model_call=model_call,
             show_progress=self.show_progress,
             gate=self.gate,
             listener=self._listener(name),
         )
+        self.group.collect(requests, share, where=f"task {name}")
+        if not self.group.is_main:  # rank 0 filters, scores and writes
+            return
         results["timings"][name] = {k: round(v, 4) for k, v in timings.items()}
         results["throughput"][name] = throughput.summarize(name, requests, sum(timings.values()))
         postprocess.apply_filters(task, requests, self.reasoning_tags)
@@ -667,7 +720,8 @@ def _build_requests(
 ) -> list[Any]:
     lm.task_dict.setdefault(task.task_name, task.model_docs())
     task_limit = resolve_limit(limit, len(task.eval_docs))
-    where = {"limit": task_limit, "offset": offset, "rank": lm.rank, "world_size": lm.world_size}
+    # every rank builds every request; the run's RunGroup shards them
+    where = {"limit": task_limit, "offset": offset, "rank": 0, "world_size": 1}
     if request_cache is not None:
         requests = request_cache.build(task, chat=not lm.is_simple, **where)
     else:

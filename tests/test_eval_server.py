@@ -338,3 +338,25 @@ def test_a_job_that_fails_or_dies_is_failed_with_the_tail_of_its_log(server: Ser
         died = wait(client, slow["job_id"])
         assert died["status"] == "failed" and died["error"].startswith("exit status -9")
         assert f"--- job {slow['job_id']}: attempt 1" in died["error"]  # the log's tail
+
+
+def test_a_multi_gpu_job_runs_under_the_distributed_launcher(tmp_path: Path) -> None:
+    """``--devices`` on a machine without GPUs: the job still gets two device ids and two ranks
+    (gloo on CPU), and rank 0 writes one results file for both."""
+    pytest.importorskip("torch")
+    srv = Server(tmp_path, free_port(), token=None)
+    srv.start("--devices", "0,1")
+    try:
+        with srv.client() as client:
+            too_many = client.post("/evaluate", json={"model": "dummy", "tasks": "demo_qa", "num_gpus": 3})
+            assert too_many.status_code == 422 and "num_gpus" in too_many.json()["detail"]
+            job = submit(client, num_gpus=2, limit=6, model_args={"answer_field": "answer"})
+            done = wait(client, job["job_id"], timeout=120)
+            assert done["status"] == "completed", done["error"]
+            assert done["result"]["distributed"]["world_size"] == 2
+            assert done["result"]["n-samples"]["demo_qa"]["effective"] == 6
+            log = client.get(f"/jobs/{job['job_id']}/logs").text
+            assert log.count("job finished") == 1  # rank 0 alone reports
+        assert len(list((tmp_path / "out").rglob("*_results.json"))) == 1
+    finally:
+        srv.stop()

@@ -243,17 +243,24 @@ class ResponseCacheSession:
             entries.append(replace(item.entry, response=record))
         self.counters.stored += self.cache.put_many(entries)
 
-    def summary(self) -> dict[str, Any]:
-        """The ``cache`` section of the results."""
+    def counts(self) -> dict[str, int]:
+        """This process's counters (``hits``, ``misses``, ..., ``model_calls``)."""
         c = self.counters
         return {
-            "path": str(self.cache.path),
             "hits": c.hits,
             "misses": c.misses,
             "uncacheable": c.uncacheable,
             "stored": c.stored,
             "rejected": c.rejected,
             "model_calls": c.model_calls,
+        }
+
+    def summary(self, counts: Mapping[str, int] | None = None) -> dict[str, Any]:
+        """The ``cache`` section of the results; ``counts`` (the counters of all ranks of a
+        multi-process run, summed) replace this process's own."""
+        return {
+            "path": str(self.cache.path),
+            **(dict(counts) if counts is not None else self.counts()),
             "cache_sampling": self.cache_sampling,
             "model_fingerprint": self.model_fp,
             "content_fingerprint": self.content.value,

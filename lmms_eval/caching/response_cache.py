@@ -430,6 +430,69 @@ class ResponseCache:
         )
         return 0
 
+    @classmethod
+    def merge_shards(
+        cls, shard_paths: Iterable[str | os.PathLike[str]], output_path: str | os.PathLike[str]
+    ) -> int:
+        """Merge per-rank caches into the cache at ``output_path``; returns the entries merged.
+
+        A shard is a run file (``runs/*.db``, e.g. copied from a node's local disk), another
+        cache's ``cache.db``, or a cache folder (its ``cache.db`` and the run files left in it).
+        ``output_path`` is a cache folder (created if missing) or its ``cache.db``. Answers are
+        keyed by request, not by rank, so shards of runs with any number of ranks merge. A shard
+        that is not a response cache, is damaged, or is still written by a running evaluation is
+        a :class:`CacheError` naming it, and nothing of it is merged.
+        """
+        target = Path(output_path).expanduser()
+        folder = target.parent if target.name == CACHE_DB else target
+        files: list[Path] = []
+        for shard in map(Path, shard_paths):
+            shard = shard.expanduser()
+            if shard.is_dir():
+                files += [p for p in [shard / CACHE_DB] if p.is_file()] + sorted(
+                    (shard / RUNS_DIR).glob("*.db")
+                )
+            elif shard.is_file():
+                files.append(shard)
+            else:
+                raise CacheError(f"merge_shards: {shard} does not exist")
+        cache = cls(folder)
+        merged = 0
+        try:
+            for file in files:
+                if file.resolve() == cache.db_path.resolve():
+                    continue
+                with cache._lock, lock_directory(cache.path / LOCK_DIR, cache.lock_timeout):
+                    cache._ensure_root()
+                    merged += cache._merge_shard(file)
+        finally:
+            cache.close()
+        logger.info("response cache %s: merged %d answers from %d shard file(s)", folder, merged, len(files))
+        return merged
+
+    def _merge_shard(self, file: Path) -> int:
+        try:
+            conn = sqlite3.connect(
+                f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=0, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise CacheError(f"merge_shards: cannot open {file}: {exc}") from None
+        try:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "responses" not in tables:
+                raise NotACacheError(f"merge_shards: {file} is not a response cache (no responses table)")
+            return self._copy_rows(self._rows(conn))
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise CacheInUseError(
+                    f"merge_shards: {file} is being written by a running evaluation"
+                ) from None
+            raise _damaged(file, self.path, exc) from None
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(file, self.path, exc) from None
+        finally:
+            conn.close()
+
     # -- management ---------------------------------------------------------------------------------
 
     def stats(self) -> list[dict[str, Any]]:

@@ -166,17 +166,22 @@ def run_one(cfg: EvalSettings) -> int:
             "--log_samples and --predict_only need --output_path to know where to write samples"
         )
 
+    from lmms_eval.distributed import is_main_process
     from lmms_eval.evaluator import EvaluationInterrupted, run_evaluation
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=cfg.include_path, model_name=cfg.model)
+    main = is_main_process()  # every rank gets rank 0's results; only rank 0 prints them
     try:
         results = run_evaluation(cfg, task_manager=manager)
     except EvaluationInterrupted as exc:
-        _print_results(cfg, exc.results)
-        task = exc.results.get("interrupted_task")
-        print(f"lmms-eval: interrupted during task {task}; finished tasks are kept", file=sys.stderr)
+        if main:
+            _print_results(cfg, exc.results)
+            task = exc.results.get("interrupted_task")
+            print(f"lmms-eval: interrupted during task {task}; finished tasks are kept", file=sys.stderr)
         return 130
+    if not main:
+        return _report_failures(results, cfg.allow_failures, quiet=True)
     _print_results(cfg, results)
     status = _report_failures(results, cfg.allow_failures)
     if results.get("output_error"):
@@ -225,11 +230,14 @@ def _print_results(cfg: EvalSettings, results: dict[str, Any]) -> None:
         print(f"Samples ({task}): {path}", file=sys.stderr)
 
 
-def _report_failures(results: dict[str, Any], allowed: bool) -> int:
-    """List failed and unasked documents on stderr; exit status 3 unless --allow_failures."""
+def _report_failures(results: dict[str, Any], allowed: bool, quiet: bool = False) -> int:
+    """List failed and unasked documents on stderr (unless ``quiet``); exit status 3 unless
+    --allow_failures."""
     failures = results.get("failures") or {}
     if not failures:
         return 0
+    if quiet:
+        return 0 if allowed else 3
     total = sum(entry["docs"] for entry in failures.values())
     print(f"\n{total} document(s) had failed requests and were not scored:", file=sys.stderr)
     for task, entry in failures.items():

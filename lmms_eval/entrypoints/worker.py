@@ -3,6 +3,10 @@
 The job file holds the keywords of :meth:`EvalSettings.from_keywords`. The progress file, when
 named, is replaced (atomically, at most every half second) with where the run is; the server reads
 it for ``GET /jobs/{id}`` and ``/events``. Exit status 0 on success.
+
+Jobs with ``num_gpus > 1`` run as ``python -m torch.distributed.run --standalone --nproc_per_node N -m
+lmms_eval.entrypoints.worker ...``: every rank answers its share of the documents, and only rank 0
+writes the progress file and the results (see :mod:`lmms_eval.distributed`).
 """
 
 from __future__ import annotations
@@ -54,9 +58,11 @@ def _configure_logging() -> None:
 
 
 def main(argv: list[str]) -> int:
+    from lmms_eval.distributed import is_main_process
     from lmms_eval.errors import LmmsEvalError
     from lmms_eval.secrets import redact_text
 
+    main_rank = is_main_process()
     _configure_logging()
     with contextlib.suppress(OSError, ValueError):  # lower priority than the server (ServerArgs.job_nice)
         os.nice(int(os.environ.get("LMMS_EVAL_JOB_NICE", "0")))
@@ -68,7 +74,7 @@ def main(argv: list[str]) -> int:
         keywords = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
         settings = EvalSettings.from_keywords("job", **keywords)
         manager = TaskManager(include_path=settings.include_path, model_name=settings.model)
-        progress = progress_writer(Path(argv[1])) if len(argv) > 1 else None
+        progress = progress_writer(Path(argv[1])) if len(argv) > 1 and main_rank else None
         results = run_evaluation(settings, task_manager=manager, progress=progress)
     except LmmsEvalError as exc:
         print(f"lmms-eval: error: {redact_text(str(exc))}", file=sys.stderr)
@@ -76,7 +82,8 @@ def main(argv: list[str]) -> int:
     if results.get("output_error"):
         print(f"lmms-eval: error: {redact_text(str(results['output_error']))}", file=sys.stderr)
         return 1
-    print("job finished", file=sys.stderr)
+    if main_rank:
+        print("job finished", file=sys.stderr)
     return 0
 
 

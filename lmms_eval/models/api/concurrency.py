@@ -10,7 +10,10 @@ releasing it: ``"ok"``, ``"rate_limited"`` (HTTP 429 or 503), ``"error"`` (anyth
 The rule:
 
 * **Concurrency is a fixed cap** (``max_concurrency``; the backends' ``num_concurrent``). A 429 says
-  nothing about how many requests a server can hold, so the cap never falls.
+  nothing about how many requests a server can hold, so the cap never falls. In a run launched as
+  several processes (torchrun, accelerate, srun) the cap is the whole run's: each rank takes its
+  share (:func:`rank_share`, at least 1), so the server sees the same load whatever the number of
+  ranks (``split_across_ranks=False`` keeps the full cap on every rank).
 * **A rate-limited request waits on its own.** Its retry delay (the server's ``Retry-After``; see
   :mod:`lmms_eval.models.api.http`) is that request's alone; the others go on. Isolated 429s, even
   one first attempt in seven, cost the attempts they waste and nothing more.
@@ -140,6 +143,25 @@ class _RateState:
     brake_until: float = float("-inf")
 
 
+def rank_share(total: int, rank: int, world_size: int) -> int:
+    """Rank ``rank``'s part of ``total`` split over ``world_size`` ranks (the first ranks take the
+    remainder); never below 1."""
+    return max(1, total // world_size + (1 if rank < total % world_size else 0))
+
+
+def _this_rank_share(total: int) -> int:
+    from lmms_eval.distributed import launch_info
+
+    launch = launch_info()
+    if not launch.distributed:
+        return total
+    share = rank_share(total, launch.rank, launch.world_size)
+    logger.info(
+        "rank %d of %d: %d of the run's %d concurrent requests", launch.rank, launch.world_size, share, total
+    )
+    return share
+
+
 class AdaptiveConcurrency:
     """A cap on attempts in flight plus a learned pacing rate; see the module docstring."""
 
@@ -147,6 +169,7 @@ class AdaptiveConcurrency:
         self,
         max_concurrency: int,
         *,
+        split_across_ranks: bool = True,
         adaptive: bool = True,
         horizon_s: float = 1.0,
         horizon_attempts: int = 100,
@@ -165,6 +188,8 @@ class AdaptiveConcurrency:
             raise ValueError(
                 f"need 0 < overshoot_share < storm_share < 1, got {overshoot_share}, {storm_share}"
             )
+        if split_across_ranks:
+            max_concurrency = _this_rank_share(max_concurrency)
         self.max_concurrency = max_concurrency
         self.adaptive = adaptive
         self.horizon_s = horizon_s
@@ -621,6 +646,7 @@ __all__ = [
     "Outcome",
     "Slot",
     "StopSignal",
+    "rank_share",
     "run_in_threads",
     "sleep_unless_stopped",
 ]
