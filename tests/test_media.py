@@ -219,8 +219,9 @@ def test_encode_format_comes_from_argument_then_environment(monkeypatch: pytest.
         (5, None, "uniform", [0, 1, 2, 3, 4]),  # no limit
         (4, 0, "centered", [0, 1, 2, 3]),
         (4, -1, "uniform", [0, 1, 2, 3]),
-        (7, 1, "uniform", [3]),  # one frame: the middle one
-        (7, 1, "centered", [3]),
+        (7, 1, "uniform", [0]),  # one frame: the first one (numpy.linspace, the published rule)
+        (100, 8, "uniform", [0, 14, 28, 42, 56, 70, 84, 99]),  # truncated, not rounded: 56.57 -> 56
+        (7, 1, "centered", [3]),  # one frame: the middle one
         (0, 4, "uniform", []),
         (0, None, "centered", []),
     ],
@@ -267,7 +268,7 @@ def test_sampled_frames_are_the_ones_the_indices_name(tmp_path: Path) -> None:
     assert red_values(centred) == [20, 70, 120, 170]
     loaded = load_video_frames(folder, 4)
     assert all(isinstance(f, Image.Image) and f.mode == "RGB" for f in loaded)
-    assert red_values(loaded) == [0, 60, 130, 190]
+    assert red_values(loaded) == [0, 60, 120, 190]  # int(i * 19 / 3): 0, 6, 12, 19
     images = [Image.new("L", (2, 2), i) for i in range(6)]
     assert [f.getpixel((0, 0)) for f in load_video_frames(images, 3)] == [(0, 0, 0), (2, 2, 2), (5, 5, 5)]
     assert load_video_frames(tuple(images), None)[5].getpixel((0, 0)) == (5, 5, 5)

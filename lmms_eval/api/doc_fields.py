@@ -9,9 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from lmms_eval.errors import ConfigError
-
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tiff", ".tif", ".webp")
-AUDIO_EXTENSIONS = (".wav", ".mp3", ".m4a", ".aac", ".flac", ".ogg", ".opus", ".webm")
+from lmms_eval.media.parts import content_part
 
 
 @lru_cache(maxsize=1)
@@ -185,25 +183,5 @@ def resolve_visual(spec: Any, doc: Any, kwargs: Any, task: str) -> list[Any]:
 
 
 def media_part(visual: Any) -> dict[str, Any]:
-    """A ChatMessages content part for one visual (PIL image, dict, path or bytes)."""
-    if isinstance(visual, dict):
-        if "video_start" in visual or "video_end" in visual:
-            url = visual.get("url") or visual.get("path") or visual.get("video")
-            return {
-                "type": "video",
-                "url": url,
-                "start_time": visual.get("video_start"),
-                "end_time": visual.get("video_end"),
-            }
-        if "array" in visual and "sampling_rate" in visual:
-            return {"type": "audio", "url": visual}
-        kind = visual.get("type", "video")
-        return {"type": kind, "url": visual.get("url", visual.get("path", visual))}
-    if isinstance(visual, str):
-        lowered = visual.lower().split("?")[0]
-        if lowered.endswith(IMAGE_EXTENSIONS):
-            return {"type": "image", "url": visual}
-        if lowered.endswith(AUDIO_EXTENSIONS):
-            return {"type": "audio", "url": visual}
-        return {"type": "video", "url": visual}
-    return {"type": "image", "url": visual}
+    """A ChatMessages content part for one visual: :func:`lmms_eval.media.parts.content_part`."""
+    return content_part(visual)

@@ -15,6 +15,8 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lmms_eval.media.image import load_image
+
 LETTERS = string.ascii_uppercase
 
 
@@ -48,8 +50,9 @@ def is_missing(value: Any) -> bool:
 
 
 def rgb(image: Any) -> Any:
-    """A PIL image in RGB (palette, RGBA and grey images are converted)."""
-    return image if getattr(image, "mode", "RGB") == "RGB" else image.convert("RGB")
+    """An image in RGB (palette, RGBA and grey images are converted): :func:`lmms_eval.media.load_image`,
+    so paths, bytes and ``{"bytes", "path"}`` dicts are read too."""
+    return load_image(image)
 
 
 def user_message(visuals: Sequence[Any], text: str) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lmms_eval.data.dataset_root import (
@@ -38,6 +38,7 @@ from lmms_eval.data.files import resolve_data_files
 from lmms_eval.data.files import short_error as _short
 from lmms_eval.data.hub import _offline_reason
 from lmms_eval.data.json_native import _load_json_natively, first_non_utf8
+from lmms_eval.data.media_paths import data_file_folders, resolve_splits
 from lmms_eval.errors import DatasetError
 
 logger = logging.getLogger(__name__)
@@ -160,7 +161,7 @@ def load_dataset_splits(
                 f"task '{task_name}': saved dataset folder '{dataset_path}' not found (looked under "
                 f"'{base_dir}' and '{os.getcwd()}'); write it with Dataset.save_to_disk or fix dataset_path"
             )
-        return _load_from_disk(local, kwargs.get("split"), task_name)
+        return resolve_splits(_load_from_disk(local, kwargs.get("split"), task_name), [local])
     if local is not None and os.path.isfile(local):
         file_builder = next((b for s, b in _FILE_BUILDERS.items() if local.endswith(s)), None)
         if file_builder is None:
@@ -171,7 +172,8 @@ def load_dataset_splits(
         kwargs.setdefault("data_files", {str(kwargs.get("split") or "train"): local})
         return _load_local_builder(file_builder, dataset_name, kwargs, base_dir, task_name)
     if local is not None:
-        return _load_with_datasets(local, dataset_name, kwargs, task_name, offline_reason=None)
+        loaded = _load_with_datasets(local, dataset_name, kwargs, task_name, offline_reason=None)
+        return resolve_splits(loaded, [local])
     root = resolve_root(dataset_root)
     if root is not None:
         copy = find_local_copy(root, dataset_path)
@@ -195,19 +197,27 @@ def _load_local_copy(
     where = config_folder(folder, config, task_name)
     logger.info("task %s: loading the local copy %s", task_name, where)
     if _is_saved_dataset(where):
-        return _load_from_disk(where, kwargs.get("split"), task_name)
+        return resolve_splits(_load_from_disk(where, kwargs.get("split"), task_name), [where, folder])
     try:
         builder, files = data_files_by_split(where)
     except DatasetError as exc:
         raise DatasetError(f"task '{task_name}': {exc}") from None
     local_kwargs = {k: v for k, v in kwargs.items() if k not in ("data_files", "data_dir", "token")}
     local_kwargs["data_files"] = files
-    return _load_local_builder(builder, None, local_kwargs, base_dir, task_name)
+    return _load_local_builder(builder, None, local_kwargs, base_dir, task_name, media_roots=(where, folder))
 
 
 def _load_local_builder(
-    builder: str, name: str | None, kwargs: dict[str, Any], base_dir: str, task_name: str
+    builder: str,
+    name: str | None,
+    kwargs: dict[str, Any],
+    base_dir: str,
+    task_name: str,
+    media_roots: Sequence[str] = (),
 ) -> dict[str, Any]:
+    """Local data files; relative media paths in them are resolved against ``media_roots``, then
+    the data files' folders (:mod:`lmms_eval.data.media_paths`)."""
+    folders = [*media_roots]
     if "data_files" in kwargs:
         kwargs["data_files"] = resolve_data_files(kwargs["data_files"], base_dir, task_name)
     elif "data_dir" not in kwargs:
@@ -223,11 +233,13 @@ def _load_local_builder(
                 f"under '{base_dir}' or '{os.getcwd()}'"
             )
         kwargs["data_dir"] = data_dir
+        folders.append(data_dir)
+    folders.extend(data_file_folders(kwargs.get("data_files")))
     if builder == "json":
         native = _load_json_natively(kwargs, task_name)
         if native is not None:
-            return native
-    return _load_with_datasets(builder, name, kwargs, task_name, offline_reason=None)
+            return resolve_splits(native, folders)
+    return resolve_splits(_load_with_datasets(builder, name, kwargs, task_name, offline_reason=None), folders)
 
 
 def _load_from_disk(path: str, split: Any, task_name: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import os
 import re
 from typing import Any
 
-from lmms_eval.errors import LmmsEvalError
+from lmms_eval.media.errors import MediaError
 from lmms_eval.media.urls import data_uri, decode_data_uri, is_remote
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff")
@@ -111,7 +111,7 @@ def _open_bytes(data: bytes, label: str) -> Any:
     try:
         return Image.open(io.BytesIO(data))
     except UnidentifiedImageError:
-        raise LmmsEvalError(f"{label}: not an image PIL can read") from None
+        raise MediaError(f"{label}: not an image PIL can read", "corrupt") from None
 
 
 def _open_text(text: str) -> Any:
@@ -119,17 +119,19 @@ def _open_text(text: str) -> Any:
     if text.startswith("data:"):
         return _open_bytes(decode_data_uri(text)[1], f"data URI {text[:40]!r}...")
     if is_remote(text):
-        raise LmmsEvalError(f"image URLs are not fetched: {text}; download the image and give its path")
+        raise MediaError(
+            f"image URLs are not fetched: {text}; download the image and give its path", "unsupported"
+        )
     if os.path.isfile(text):
         from PIL import Image, UnidentifiedImageError
 
         try:
             return Image.open(text)
         except UnidentifiedImageError:
-            raise LmmsEvalError(f"image file '{text}' is not an image PIL can read") from None
+            raise MediaError(f"image file '{text}' is not an image PIL can read", "corrupt") from None
     data = base64_image_bytes(text)
     if data is None:
-        raise LmmsEvalError(f"image file not found: {text[:200]}")
+        raise MediaError(f"image file not found: {text[:200]}", "missing")
     return _open_bytes(data, "base64 image text")
 
 
@@ -153,7 +155,7 @@ def load_image(source: Any) -> Any:
 
         image = Image.fromarray(np.asarray(source))
     else:
-        raise LmmsEvalError(f"cannot read a {type(source).__name__} as an image")
+        raise MediaError(f"cannot read a {type(source).__name__} as an image", "unsupported")
     return image if image.mode == "RGB" else image.convert("RGB")
 
 

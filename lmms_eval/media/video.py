@@ -7,29 +7,41 @@ folder of frame images (in natural order: ``frame_2`` before ``frame_10``), or a
 
 Frame sampling (``sampling``):
 
-* ``"uniform"``: the first and the last frame and evenly spaced ones between,
-  ``round(i * (total - 1) / (count - 1))``; the transformers, vLLM and SGLang backends;
-* ``"centered"``: the centre of each of ``count`` equal segments, ``int((i + 0.5) * total / count)``;
-  the OpenAI backends.
+* ``"uniform"``: the first and the last frame and evenly spaced ones between, the indices of
+  ``numpy.linspace(0, total - 1, count)`` truncated to integers (``int(i * ((total - 1) / (count - 1)))``
+  in floating point, the last one ``total - 1``); one frame is the first frame. This is the rule of
+  the published ``read_video`` (checked frame by frame on generated clips), and of the transformers,
+  vLLM and SGLang backends;
+* ``"centered"``: the centre of each of ``count`` equal segments, ``int((i + 0.5) * total / count)``
+  (one frame: the middle one); the OpenAI backends.
 
-Both give the middle frame (``total // 2``) for one frame, and every frame when ``count`` is None,
-not positive, or at least the number of frames.
+Both give every frame when ``count`` is None, not positive, or at least the number of frames.
+
+How many frames (:func:`frames_to_sample`, the rule of :func:`~lmms_eval.media.video_decode.read_video`):
+``nframes`` when given; else with ``fps``, ``floor(duration * fps)`` frames where ``duration`` is
+``total / video_fps`` (at least one frame); then at most ``max_num_frames``. With neither,
+``max_num_frames`` frames (default :data:`DEFAULT_NFRAMES`, 8, as the published reader).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import urllib.parse
 from pathlib import Path
 from typing import Any, Literal
 
-from lmms_eval.errors import LmmsEvalError
+from lmms_eval.media.errors import MediaError
 from lmms_eval.media.image import IMAGE_SUFFIXES, load_image
 
 FrameSampling = Literal["uniform", "centered"]
 FRAME_SAMPLINGS: tuple[FrameSampling, ...] = ("uniform", "centered")
 _DIGITS = re.compile(r"(\d+)")
+# frames read when neither nframes, fps nor max_num_frames is given (the published default)
+DEFAULT_NFRAMES = 8
+# suffixes of common video files (any suffix that is not an image suffix counts as a video)
+VIDEO_SUFFIXES = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v", ".mpg", ".mpeg", ".flv", ".wmv", ".3gp")
 
 
 def sample_frame_indices(total: int, count: int | None, sampling: FrameSampling = "uniform") -> list[int]:
@@ -44,8 +56,37 @@ def sample_frame_indices(total: int, count: int | None, sampling: FrameSampling 
     if sampling == "centered":
         return [int((i + 0.5) * total / count) for i in range(count)]
     if count == 1:
-        return [total // 2]
-    return [round(i * (total - 1) / (count - 1)) for i in range(count)]
+        return [0]
+    step = (total - 1) / (count - 1)  # numpy.linspace's step, so the same floats and the same indices
+    return [int(i * step) for i in range(count - 1)] + [total - 1]
+
+
+def frames_to_sample(
+    total: int,
+    video_fps: float | None = None,
+    nframes: int | None = None,
+    fps: float | None = None,
+    max_num_frames: int | None = None,
+) -> int | None:
+    """How many of ``total`` frames to sample (module doc); None or 0 means every frame.
+
+    ``nframes`` and ``fps`` exclude each other; ``fps`` needs the video's own ``video_fps``.
+    """
+    if nframes is not None and fps is not None:
+        raise ValueError("give nframes or fps, not both")
+    if fps is not None:
+        if fps <= 0:
+            raise ValueError(f"fps must be positive, got {fps}")
+        if not video_fps or video_fps <= 0:
+            raise ValueError("sampling by fps needs the video's frame rate, which is unknown")
+        count = max(1, math.floor(total / video_fps * fps))
+        cap = DEFAULT_NFRAMES if max_num_frames is None else max_num_frames
+        return count if cap <= 0 else min(count, cap)
+    if nframes is None:
+        return DEFAULT_NFRAMES if max_num_frames is None else max_num_frames
+    if max_num_frames is not None and max_num_frames > 0 and nframes > 0:
+        return min(nframes, max_num_frames)
+    return nframes
 
 
 # -- what a video is -----------------------------------------------------------------------------------
@@ -111,24 +152,27 @@ def video_frames(source: Any) -> list[Any]:
     source = _unwrap(source)
     if isinstance(source, (list, tuple)):
         if not source:
-            raise LmmsEvalError("video has no frames: its frame list is empty")
+            raise MediaError("video has no frames: its frame list is empty", "empty")
         return list(source)
     if isinstance(source, (str, os.PathLike)):
         path = os.fsdecode(source)
         if not os.path.isdir(path):
             what = "no such file or folder" if not os.path.exists(path) else "a file"
-            raise LmmsEvalError(
-                f"video '{path}' ({what}): videos are read as a list of frames or a folder of frame "
-                "images; decode the file into frames first"
+            raise MediaError(
+                f"video '{path}' ({what}): only a list of frames or a folder of frame images is read "
+                "here; read_video decodes video files",
+                "missing" if what.startswith("no such") else "unsupported",
             )
         frames = sorted(
             (str(p) for p in Path(path).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES), key=_natural_key
         )
         if not frames:
-            raise LmmsEvalError(f"video folder '{path}' holds no frame images ({', '.join(IMAGE_SUFFIXES)})")
+            raise MediaError(
+                f"video folder '{path}' holds no frame images ({', '.join(IMAGE_SUFFIXES)})", "empty"
+            )
         return frames
-    raise LmmsEvalError(
-        f"cannot read a {type(source).__name__} as a video; give a list of frames or a folder"
+    raise MediaError(
+        f"cannot read a {type(source).__name__} as a video; give a list of frames or a folder", "unsupported"
     )
 
 
@@ -147,8 +191,11 @@ def load_video_frames(
 
 
 __all__ = [
+    "DEFAULT_NFRAMES",
     "FRAME_SAMPLINGS",
+    "VIDEO_SUFFIXES",
     "FrameSampling",
+    "frames_to_sample",
     "is_frame_video",
     "is_video",
     "load_video_frames",

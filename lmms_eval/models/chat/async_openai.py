@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import Instance
+from lmms_eval.media import MediaError, media_failure
 from lmms_eval.models.api.http import RequestFailedError
 from lmms_eval.models.chat.openai import REQUESTS_PER_SLOT, Answer, OpenAICompatible
 
@@ -110,11 +111,13 @@ class AsyncOpenAIChat(OpenAICompatible):
             async with in_progress:
                 result: Answer | None = gate.refusal()
                 if result is None:
-                    payload, until = self.build_payload(request)
-                    try:
+                    try:  # media are read and encoded in a thread, not in the event loop
+                        payload, until = await asyncio.to_thread(self.build_payload, request)
                         result = self.to_answer(await self.client.acomplete(payload, gate), until)
                     except RequestFailedError as exc:
                         result = self.to_failure(exc)
+                    except MediaError as exc:
+                        result = media_failure(exc)
                 gate.done(result, request)
                 return result
 

@@ -12,8 +12,10 @@ the asyncio variant with the same arguments. Model args:
   ``adaptive_concurrency`` (true: pace attempts at the rate the server admits once it answers many
   of them HTTP 429; see :mod:`lmms_eval.models.api.concurrency`);
 * ``max_frames_num`` (10 frames sampled evenly from a video given as a list of frames or a folder
-  of frame images: the centre frame of each of 10 equal segments, see :mod:`lmms_eval.media.video`),
-  ``pass_video_url`` (send videos as a ``video_url`` instead);
+  of frame images: the centre frame of each of 10 equal segments, see :mod:`lmms_eval.media.video`;
+  a video file is decoded by :func:`lmms_eval.media.read_video`: 10 frames, first and last included,
+  at most ``video_max_pixels`` pixels each, default 448 x 448), ``pass_video_url`` (send videos as a
+  ``video_url`` instead, for servers that take one);
 * ``system_prompt`` (text or a path to a text file; not added when the messages already start
   with a system message), ``max_new_tokens`` (1024, when the task sets none),
   ``reasoning`` (true/false; default: detected from the model name);
@@ -30,7 +32,9 @@ Each answer is a :class:`~lmms_eval.api.instance.GenerationResult` with the usag
 A request that still fails after its retries, or fails with a non-retryable status, is returned as
 a :class:`~lmms_eval.api.instance.RequestFailure`: recorded, never scored. So is a reply without
 content that the model refused (``kind="refusal"``) or a content filter withheld
-(``kind="filtered"``); those are not retried.
+(``kind="filtered"``); those are not retried. A request whose media cannot be read (a missing or
+broken image or video: :class:`~lmms_eval.media.MediaError`) is not sent: it is answered with
+``RequestFailure(kind="input")``.
 
 The run's :class:`~lmms_eval.api.gate.RequestGate` (``self.gate``) is asked before every attempt and
 told every answer as soon as it is final: a refused request comes back as ``RequestFailure(kind=
@@ -50,8 +54,15 @@ from typing import Any
 from lmms_eval.api.gate import RequestGate
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 from lmms_eval.api.model import lmms
-from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
-from lmms_eval.media import is_frame_video, sample_video_frames
+from lmms_eval.errors import ConfigError, ModelArgsError
+from lmms_eval.media import (
+    FrameSelection,
+    MediaError,
+    decode_video,
+    is_frame_video,
+    media_failure,
+    sample_video_frames,
+)
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.api.concurrency import AdaptiveConcurrency, run_in_threads
 from lmms_eval.models.api.http import ChatCompletion, ChatCompletionClient, RequestFailedError
@@ -113,6 +124,7 @@ class OpenAICompatible(lmms):
         adaptive_concurrency: bool = True,
         max_frames_num: int = 10,
         pass_video_url: bool = False,
+        video_max_pixels: int | None = 448 * 448,
         system_prompt: str | None = None,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         reasoning: bool | None = None,
@@ -133,6 +145,7 @@ class OpenAICompatible(lmms):
         self.num_concurrent = int(num_concurrent)
         self.max_frames_num = int(max_frames_num)
         self.pass_video_url = bool(pass_video_url)
+        self.video_max_pixels = None if video_max_pixels is None else int(video_max_pixels)
         self.system_prompt = self._resolve_system_prompt(system_prompt)
         self.max_new_tokens = int(max_new_tokens)
         self.reasoning = is_reasoning_model(self.model_version) if reasoning is None else bool(reasoning)
@@ -172,13 +185,12 @@ class OpenAICompatible(lmms):
         return payload, until
 
     def _frames(self, source: Any) -> list[Any]:
-        """``max_frames_num`` frames of a frame-list or frame-folder video, centred in equal segments."""
-        if not is_frame_video(source):
-            raise LmmsEvalError(
-                f"video {str(source)[:200]!r}: the openai backends send a video as frames (a list of images "
-                "or a folder of frame images), or as a URL with pass_video_url=True"
-            )
-        return sample_video_frames(source, self.max_frames_num, sampling="centered")
+        """``max_frames_num`` frames of a video: of a frame list or folder, centred in equal
+        segments; of a video file, decoded by :func:`decode_video` (first and last included)."""
+        if is_frame_video(source):
+            return sample_video_frames(source, self.max_frames_num, sampling="centered")
+        selection = FrameSelection(nframes=self.max_frames_num, max_pixels=self.video_max_pixels)
+        return list(decode_video(source, selection).frames)
 
     def generation_params(self, gen_kwargs: dict[str, Any], until: list[str]) -> dict[str, Any]:
         """API parameters from a task's generation kwargs (see the module docstring)."""
@@ -235,11 +247,13 @@ class OpenAICompatible(lmms):
         """One request's final answer, reported to ``gate`` (or the gate's refusal, not sent)."""
         answer: Answer | None = gate.refusal()
         if answer is None:
-            payload, until = self.build_payload(request)
             try:
+                payload, until = self.build_payload(request)
                 answer = self.to_answer(self.client.complete(payload, gate), until)
             except RequestFailedError as exc:
                 answer = self.to_failure(exc)
+            except MediaError as exc:
+                answer = media_failure(exc)
         gate.done(answer, request)
         return answer
 

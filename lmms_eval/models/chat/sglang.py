@@ -3,13 +3,16 @@
 Model args:
 
 * ``pretrained`` (alias ``model``): hub id or local folder (required);
-* ``tp_size`` (alias ``tensor_parallel_size``, default 1), ``mem_fraction_static`` (alias
+* ``tp_size`` (alias ``tensor_parallel_size``, default 1), ``dp_size`` (alias ``data_parallel_size``,
+  default 1): the engine's own parallelism over this machine's GPUs (one lmms-eval process per
+  machine), ``mem_fraction_static`` (alias
   ``gpu_memory_utilization``; unset lets SGLang choose), ``trust_remote_code`` (default true),
   ``seed`` (default 1; the engine's ``random_seed``);
 * ``chat_template``: a Jinja file path or inline Jinja that replaces the checkpoint's template;
 * ``max_new_tokens`` (default 4096; a task's ``gen_kwargs.max_new_tokens`` wins);
 * ``max_frames_num`` (default 32): videos given as frame lists or frame folders are sampled evenly
-  to this many frames and sent as images (video files are not supported by this backend);
+  to this many frames and sent as images; so are video files with ``decode_videos=true``
+  (decoded here by :func:`lmms_eval.media.read_video`; without it a video file is an error);
 * ``batch_size`` (default 64): requests per ``Engine.generate`` call;
 * ``system_prompt``: text or a file path, prepended unless the conversation has a system message;
 * anything else is passed to ``sglang.Engine`` (``context_length``, ``dtype``, ...); string values
@@ -20,7 +23,8 @@ tokenizer) applied to the conversation with image placeholders; the images go to
 ``image_data`` in order (:func:`build_sglang_prompt`). Sampling parameters are built per request
 (:func:`sglang_sampling_params`): ``temperature`` 0 is greedy, ``until`` becomes ``stop``. Results
 come back in request order with the engine's prompt and completion token counts and the wall time
-of the engine call. Loglikelihood is not supported.
+of the engine call. A request whose media cannot be read (:class:`~lmms_eval.media.MediaError`) is
+answered with ``RequestFailure(kind="input")``. Loglikelihood is not supported.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from lmms_eval.models.chat.vllm import (
     expand_frame_videos,
     import_engine,
     pick,
+    positive_int,
     request_chat_messages,
 )
 from lmms_eval.models.registry_v2 import INSTALL_SGLANG as SGLANG_INSTALL
@@ -95,10 +100,11 @@ def build_hf_chat(
     messages: ChatMessages,
     system_prompt: str | None = None,
     max_frames_num: int | None = DEFAULT_MAX_FRAMES_NUM,
+    decode_videos: bool = False,
 ) -> tuple[list[dict[str, Any]], list[Any]]:
     """Chat-template messages (``{"type": "image"}`` placeholders; text-only content as a string)
-    and the ``image_data`` items in placeholder order."""
-    expanded = expand_frame_videos(messages, max_frames_num)
+    and the ``image_data`` items in placeholder order; videos become frames (module doc)."""
+    expanded = expand_frame_videos(messages, max_frames_num, decode_videos)
     images: list[Any] = []
     out: list[dict[str, Any]] = []
     for message in expanded.messages:
@@ -112,7 +118,7 @@ def build_hf_chat(
             elif isinstance(part, ChatVideoContent):
                 raise LmmsEvalError(
                     f"sglang backend: video {part.url!r} is not a frame list or a frame folder; "
-                    "decode it into frames (or use the 'vllm' backend, which sends video files)"
+                    "pass --model_args decode_videos=true to decode video files into frames"
                 )
             elif isinstance(part, ChatAudioContent):
                 raise LmmsEvalError("sglang backend: audio inputs are not supported")
@@ -130,9 +136,10 @@ def build_sglang_prompt(
     render: Renderer,
     system_prompt: str | None = None,
     max_frames_num: int | None = DEFAULT_MAX_FRAMES_NUM,
+    decode_videos: bool = False,
 ) -> SGLangPrompt:
     """The prompt text (``render`` applies the chat template) and its images."""
-    hf_messages, images = build_hf_chat(messages, system_prompt, max_frames_num)
+    hf_messages, images = build_hf_chat(messages, system_prompt, max_frames_num, decode_videos)
     return SGLangPrompt(text=render(hf_messages), images=images)
 
 
@@ -168,6 +175,8 @@ class SGLang(EngineChatModel):
         model: str | None = None,
         tp_size: int | None = None,
         tensor_parallel_size: int | None = None,
+        dp_size: int | None = None,
+        data_parallel_size: int | None = None,
         mem_fraction_static: float | None = None,
         gpu_memory_utilization: float | None = None,
         chat_template: str | None = None,
@@ -177,6 +186,7 @@ class SGLang(EngineChatModel):
         batch_size: int | str | None = DEFAULT_BATCH_SIZE,
         seed: int | None = 1,
         system_prompt: str | None = None,
+        decode_videos: bool = False,
         device: str | None = None,
         max_batch_size: int | None = None,
         **engine_kwargs: Any,
@@ -199,12 +209,15 @@ class SGLang(EngineChatModel):
             engine_kwargs,
         )
         name = type(self).__name__
+        dp = pick(name, "dp_size", dp_size, "data_parallel_size", data_parallel_size, 1)
+        self.data_parallel_size = positive_int(name, "dp_size", dp)
         fraction = pick(
             name, "mem_fraction_static", mem_fraction_static, "gpu_memory_utilization", gpu_memory_utilization
         )
         if fraction is not None and not 0.0 < float(fraction) <= 1.0:
             raise ModelArgsError(f"model '{name}': mem_fraction_static must be in (0, 1], got {fraction}")
         self.mem_fraction_static = None if fraction is None else float(fraction)
+        self.decode_videos = bool(decode_videos)
         sglang = import_engine("sglang", SGLANG_INSTALL, "model 'sglang'")
         self.processor = self._load_template_source()
         self.engine = sglang.Engine(**self.engine_arguments())
@@ -216,6 +229,8 @@ class SGLang(EngineChatModel):
             "tp_size": self.tensor_parallel_size,
             "trust_remote_code": self.trust_remote_code,
         }
+        if self.data_parallel_size > 1:
+            args["dp_size"] = self.data_parallel_size
         if self.mem_fraction_static is not None:
             args["mem_fraction_static"] = self.mem_fraction_static
         if self.seed is not None:
@@ -249,7 +264,9 @@ class SGLang(EngineChatModel):
     def build_prompt(self, request: Instance) -> SGLangPrompt:
         """The prompt and images sent for ``request``."""
         chat = request_chat_messages(request, self.get_doc(request))
-        return build_sglang_prompt(chat, self.render, self.system_prompt, self.max_frames_num)
+        return build_sglang_prompt(
+            chat, self.render, self.system_prompt, self.max_frames_num, self.decode_videos
+        )
 
     def _generate(self, prompts: list[SGLangPrompt], params: list[dict[str, Any]]) -> list[Mapping[str, Any]]:
         kwargs: dict[str, Any] = {"prompt": [p.text for p in prompts], "sampling_params": params}
@@ -266,14 +283,17 @@ class SGLang(EngineChatModel):
     def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult | RequestFailure]:
         return self.answer_in_batches(requests, self._generate_batch)
 
-    def _generate_batch(self, batch: list[Instance]) -> list[GenerationResult]:
-        prompts = [self.build_prompt(r) for r in batch]
-        settings = [self.settings(r) for r in batch]
-        params = [sglang_sampling_params(s) for s in settings]
-        answers: dict[int, GenerationResult] = {}
+    def _generate_batch(self, batch: list[Instance]) -> list[GenerationResult | RequestFailure]:
+        built = self.build_each(batch, self.build_prompt)
+        answers: dict[int, GenerationResult | RequestFailure] = {
+            i: b for i, b in enumerate(built) if isinstance(b, RequestFailure)
+        }
+        prompts = {i: b for i, b in enumerate(built) if not isinstance(b, RequestFailure)}
+        settings = {i: self.settings(batch[i]) for i in prompts}
+        params = {i: sglang_sampling_params(s) for i, s in settings.items()}
         # requests with and without images go in separate calls (image_data is all or nothing)
         for wants_images in (True, False):
-            members = [i for i, p in enumerate(prompts) if bool(p.images) == wants_images]
+            members = [i for i, p in prompts.items() if bool(p.images) == wants_images]
             if not members:
                 continue
             started = time.perf_counter()

@@ -3,14 +3,18 @@
 Model args:
 
 * ``pretrained`` (alias ``model``): hub id or local folder (required);
-* ``tensor_parallel_size`` (alias ``tp_size``, default 1), ``data_parallel_size`` (default 1),
+* ``tensor_parallel_size`` (alias ``tp_size``, default 1), ``data_parallel_size`` (alias ``dp_size``,
+  default 1): the engine's own parallelism over this machine's GPUs (run one lmms-eval process per
+  machine; several machines split the documents between them as ranks of a torchrun launch),
   ``gpu_memory_utilization`` (default 0.8), ``trust_remote_code`` (default true), ``seed``
   (default 1; also the seed of every request's sampling);
 * ``chat_template``: a Jinja file path or inline Jinja that replaces the checkpoint's template;
 * ``max_new_tokens`` (default 4096; a task's ``gen_kwargs.max_new_tokens`` wins);
 * ``max_frames_num`` (default 32): a video given as a list of frames or a folder of frame images is
   sampled evenly to this many frames and sent as images; a video file is sent as a ``video_url``
-  (local files need the engine arg ``allowed_local_media_path``);
+  (the engine decodes it; local files need the engine arg ``allowed_local_media_path``), or with
+  ``decode_videos=true`` decoded here by :func:`lmms_eval.media.read_video` (the same frames as
+  the other backends) and sent as images;
 * ``batch_size`` (default 64): requests per ``LLM.chat`` call (the engine schedules within it);
 * ``system_prompt``: text or a file path, prepended unless the conversation has a system message;
 * ``image_format``: PNG (default), JPEG or WEBP for the base64 ``data:`` URIs of images;
@@ -21,7 +25,9 @@ Requests become OpenAI-style messages (:func:`build_vllm_messages`) and sampling
 (:func:`vllm_sampling_kwargs`): ``temperature`` 0 or ``do_sample=False`` is greedy decoding,
 ``until`` becomes ``stop``, ``max_new_tokens`` becomes ``max_tokens``. Results come back in request
 order as :class:`GenerationResult` with prompt and output token counts, the wall time of the engine
-call, and the time to first token when the engine reports it. Loglikelihood is not supported.
+call, and the time to first token when the engine reports it. A request whose media cannot be read
+(a missing or broken video or image: :class:`~lmms_eval.media.MediaError`) is answered with
+``RequestFailure(kind="input")`` and the rest of its batch runs. Loglikelihood is not supported.
 
 The helpers here (:func:`sampling_settings`, :func:`request_chat_messages`,
 :func:`expand_frame_videos`, :func:`import_engine`, ...) are pure and shared with the ``sglang``
@@ -36,18 +42,29 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
-from lmms_eval.media import is_frame_video, is_video, load_video_frames
+from lmms_eval.media import (
+    FrameSelection,
+    MediaError,
+    decode_video,
+    is_frame_video,
+    is_video,
+    load_video_frames,
+    media_failure,
+)
+from lmms_eval.media.video_decode import open_target
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.hf.runtime import DependencyImportError, import_dependency
 from lmms_eval.models.registry_v2 import INSTALL_VLLM as VLLM_INSTALL
 from lmms_eval.protocol import ChatImageContent, ChatMessage, ChatMessages, ChatVideoContent
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 DEFAULT_MAX_NEW_TOKENS = 4096
 DEFAULT_MAX_FRAMES_NUM = 32
@@ -228,9 +245,12 @@ def request_chat_messages(request: Instance, doc: Any) -> ChatMessages:
     return ChatMessages.from_raw(_simple_layout_messages(str(first), visuals))
 
 
-def expand_frame_videos(messages: ChatMessages, max_frames_num: int | None) -> ChatMessages:
+def expand_frame_videos(
+    messages: ChatMessages, max_frames_num: int | None, decode_files: bool = False
+) -> ChatMessages:
     """Videos given as frame lists or frame folders become ``max_frames_num`` evenly sampled images
-    (:func:`lmms_eval.media.load_video_frames`, first and last frame included).
+    (:func:`lmms_eval.media.load_video_frames`, first and last frame included); with
+    ``decode_files`` so do video files (:func:`lmms_eval.media.decode_video`, same rule).
 
     Other videos (files, URLs) are left as video parts.
     """
@@ -239,15 +259,24 @@ def expand_frame_videos(messages: ChatMessages, max_frames_num: int | None) -> C
     for message in messages.messages:
         parts: list[Any] = []
         for part in message.content:
-            if isinstance(part, ChatVideoContent) and is_frame_video(part.url):
-                parts.extend(
-                    ChatImageContent(url=frame) for frame in load_video_frames(part.url, max_frames_num)
-                )
+            if isinstance(part, ChatVideoContent) and (decode_files or is_frame_video(part.url)):
+                parts.extend(ChatImageContent(url=frame) for frame in _video_images(part, max_frames_num))
                 changed = True
             else:
                 parts.append(part)
         out.append(ChatMessage(role=message.role, content=parts))
     return ChatMessages(messages=out) if changed else messages
+
+
+def _video_images(part: ChatVideoContent, max_frames_num: int | None) -> list[Any]:
+    if is_frame_video(part.url):
+        return load_video_frames(part.url, max_frames_num)
+    selection = FrameSelection(
+        nframes=0 if max_frames_num is None else max_frames_num,
+        start_time=part.start_time,
+        end_time=part.end_time,
+    )
+    return list(decode_video(part.url, selection).frames)
 
 
 def with_system_prompt(messages: list[dict[str, Any]], system_prompt: str | None) -> list[dict[str, Any]]:
@@ -262,10 +291,14 @@ def build_vllm_messages(
     system_prompt: str | None = None,
     max_frames_num: int | None = DEFAULT_MAX_FRAMES_NUM,
     image_format: str | None = None,
+    decode_videos: bool = False,
 ) -> list[dict[str, Any]]:
-    """OpenAI-style messages for ``LLM.chat``: images as ``data:`` URIs, frame videos as images,
-    video files as ``video_url``, the system prompt first."""
-    expanded = expand_frame_videos(messages, max_frames_num)
+    """OpenAI-style messages for ``LLM.chat``: images as ``data:`` URIs, frame videos (and with
+    ``decode_videos`` video files) as images, video files as ``video_url``, the system prompt first."""
+    expanded = expand_frame_videos(messages, max_frames_num, decode_videos)
+    for url in expanded.extract_media()[1]:
+        if isinstance(url, (str, Path)):
+            open_target(url)  # a missing local file is this request's MediaError, not the engine's
     converted = expanded.to_openai_messages(pass_video_url=True, image_format=image_format)
     return with_system_prompt(converted, system_prompt)
 
@@ -312,6 +345,21 @@ def chunks(count: int, size: int) -> Iterator[range]:
 # -- the model ---------------------------------------------------------------------------------------
 
 
+def check_one_engine_per_machine(engine: str) -> None:
+    """The engines parallelise over the machine's GPUs themselves (tensor and data parallel sizes):
+    several evaluator processes on one machine would each claim every GPU."""
+    from lmms_eval.distributed import launch_info
+
+    launch = launch_info()
+    if launch.local_world_size > 1:
+        raise ModelArgsError(
+            f"model '{engine}': {launch.local_world_size} processes run on this machine "
+            f"({launch.launcher}), but the {engine} engine uses the machine's GPUs itself; start one "
+            "process per machine (torchrun --nproc_per_node 1) and set tensor_parallel_size / "
+            "data_parallel_size in --model_args"
+        )
+
+
 class EngineChatModel(lmms):
     """Argument handling shared by the in-process engine backends (``vllm``, ``sglang``)."""
 
@@ -336,6 +384,7 @@ class EngineChatModel(lmms):
         engine_kwargs: Mapping[str, Any],
     ) -> None:
         name = type(self).__name__
+        check_one_engine_per_machine(self.engine_label)
         checkpoint = pick(name, "pretrained", pretrained, "model", model)
         if not checkpoint:
             raise ModelArgsError(
@@ -369,7 +418,7 @@ class EngineChatModel(lmms):
     def answer_in_batches(
         self,
         requests: Sequence[Instance],
-        answer_batch: Callable[[list[Instance]], list[GenerationResult]],
+        answer_batch: Callable[[list[Instance]], Sequence[GenerationResult | RequestFailure]],
     ) -> list[str | GenerationResult | RequestFailure]:
         """``answer_batch`` consecutive batches of ``batch_size`` requests under the run's gate.
 
@@ -389,6 +438,18 @@ class EngineChatModel(lmms):
             results.extend(answers)
         return results
 
+    @staticmethod
+    def build_each(requests: Sequence[Instance], build: Callable[[Instance], T]) -> list[T | RequestFailure]:
+        """``build(request)`` for each request; a request whose media cannot be read
+        (:class:`~lmms_eval.media.MediaError`) gets its ``input`` failure instead."""
+        built: list[T | RequestFailure] = []
+        for request in requests:
+            try:
+                built.append(build(request))
+            except MediaError as exc:
+                built.append(media_failure(exc))
+        return built
+
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
         raise NotImplementedError(
             f"the '{self.engine_label}' chat backend does not compute loglikelihoods; it cannot run "
@@ -407,7 +468,8 @@ class VLLM(EngineChatModel):
         model: str | None = None,
         tensor_parallel_size: int | None = None,
         tp_size: int | None = None,
-        data_parallel_size: int = 1,
+        data_parallel_size: int | None = None,
+        dp_size: int | None = None,
         gpu_memory_utilization: float = 0.8,
         chat_template: str | None = None,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
@@ -417,6 +479,7 @@ class VLLM(EngineChatModel):
         seed: int | None = 1,
         system_prompt: str | None = None,
         image_format: str | None = None,
+        decode_videos: bool = False,
         device: str | None = None,
         max_batch_size: int | None = None,
         **engine_kwargs: Any,
@@ -439,13 +502,15 @@ class VLLM(EngineChatModel):
             engine_kwargs,
         )
         name = type(self).__name__
-        self.data_parallel_size = positive_int(name, "data_parallel_size", data_parallel_size)
+        dp = pick(name, "data_parallel_size", data_parallel_size, "dp_size", dp_size, 1)
+        self.data_parallel_size = positive_int(name, "data_parallel_size", dp)
         if not 0.0 < float(gpu_memory_utilization) <= 1.0:
             raise ModelArgsError(
                 f"model '{name}': gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization}"
             )
         self.gpu_memory_utilization = float(gpu_memory_utilization)
         self.image_format = image_format
+        self.decode_videos = bool(decode_videos)
         vllm = import_engine("vllm", VLLM_INSTALL, "model 'vllm'")
         self._sampling_params_cls = vllm.SamplingParams
         self.llm = vllm.LLM(**self.engine_arguments())
@@ -467,23 +532,32 @@ class VLLM(EngineChatModel):
     def build_messages(self, request: Instance) -> list[dict[str, Any]]:
         """The OpenAI-style messages sent for ``request``."""
         chat = request_chat_messages(request, self.get_doc(request))
-        return build_vllm_messages(chat, self.system_prompt, self.max_frames_num, self.image_format)
+        return build_vllm_messages(
+            chat, self.system_prompt, self.max_frames_num, self.image_format, self.decode_videos
+        )
 
     def generate_until(self, requests: list[Instance]) -> list[str | GenerationResult | RequestFailure]:
         return self.answer_in_batches(requests, self._generate_batch)
 
-    def _generate_batch(self, batch: list[Instance]) -> list[GenerationResult]:
-        conversations = [self.build_messages(r) for r in batch]
-        settings = [self.settings(r) for r in batch]
-        params = [self._sampling_params_cls(**vllm_sampling_kwargs(s, self.seed)) for s in settings]
-        started = time.perf_counter()
-        outputs = self.llm.chat(
-            conversations, sampling_params=params, chat_template=self.chat_template, use_tqdm=False
-        )
-        latency = time.perf_counter() - started
-        if len(outputs) != len(batch):
-            raise LmmsEvalError(f"vLLM returned {len(outputs)} outputs for {len(batch)} requests")
-        return [vllm_result(o, latency, s.stop) for o, s in zip(outputs, settings)]
+    def _generate_batch(self, batch: list[Instance]) -> list[GenerationResult | RequestFailure]:
+        built = self.build_each(batch, self.build_messages)
+        answers: dict[int, GenerationResult | RequestFailure] = {
+            i: b for i, b in enumerate(built) if isinstance(b, RequestFailure)
+        }
+        ready = [i for i in range(len(batch)) if i not in answers]
+        if ready:
+            conversations = [b for b in built if not isinstance(b, RequestFailure)]
+            settings = [self.settings(batch[i]) for i in ready]
+            params = [self._sampling_params_cls(**vllm_sampling_kwargs(s, self.seed)) for s in settings]
+            started = time.perf_counter()
+            outputs = self.llm.chat(
+                conversations, sampling_params=params, chat_template=self.chat_template, use_tqdm=False
+            )
+            latency = time.perf_counter() - started
+            if len(outputs) != len(ready):
+                raise LmmsEvalError(f"vLLM returned {len(outputs)} outputs for {len(ready)} requests")
+            answers.update(zip(ready, (vllm_result(o, latency, s.stop) for o, s in zip(outputs, settings))))
+        return [answers[i] for i in range(len(batch))]
 
     def clean(self) -> None:
         """Drop the engine (frees its GPU memory once collected)."""

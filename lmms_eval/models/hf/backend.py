@@ -48,11 +48,22 @@ Multi-round generation
 
 Media
     Read by :mod:`lmms_eval.media`: images with :func:`~lmms_eval.media.load_image` (PIL images,
-    paths, bytes, arrays, ``data:`` URIs, ``{"bytes"|"path": ...}`` dicts); a video is a list of
-    frames or a folder of frame images, of which :func:`~lmms_eval.media.load_video_frames` samples
-    ``max_num_frames`` evenly (first and last included) and gives them to the model as consecutive
-    images (no video decoding library is needed, and no family uses its native video path here).
-    Audio is not supported.
+    paths, bytes, arrays, ``data:`` URIs, ``{"bytes"|"path": ...}`` dicts); videos (files, URLs,
+    frame lists, frame folders) with :func:`~lmms_eval.media.decode_video`: ``max_num_frames``
+    frames (default 32) sampled evenly (first and last included), or with ``fps`` that many frames
+    per second up to ``max_num_frames``, inside the part's ``start_time`` / ``end_time``, scaled as
+    decoded to at most ``video_max_pixels`` pixels each (default :data:`DEFAULT_VIDEO_MAX_PIXELS`).
+    ``video_mode`` says how the model gets them: ``native`` as one video (``videos=`` with the
+    frame indices and frame rate as ``video_metadata``, for the processors with a video processor:
+    Qwen2-VL, Qwen2.5-VL, Qwen3-VL, InternVL, LLaVA-OneVision, SmolVLM; they need torchvision),
+    ``frames`` as consecutive images (every family), ``auto`` (default) native when the processor
+    has a video processor and the chat template renders a video part. Audio is not supported.
+
+    ``generate_until`` loads the media of the next batch while the model generates the current one
+    (:func:`~lmms_eval.media.prefetch_batches`; ``LMMS_MEDIA_PREFETCH`` batches ahead, default 1,
+    ``LMMS_MEDIA_WORKERS`` threads). A request whose image or video cannot be read (missing,
+    corrupt, truncated, no frames: :class:`~lmms_eval.media.MediaError`) is answered with
+    ``RequestFailure(kind="input")``: recorded, counted, not scored; the others run.
 """
 
 from __future__ import annotations
@@ -73,7 +84,17 @@ from typing import Any, ClassVar, TypeVar
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
-from lmms_eval.media import is_video, load_image, load_video_frames
+from lmms_eval.media import (
+    DecodedVideo,
+    FrameSelection,
+    Loaded,
+    MediaError,
+    decode_video,
+    is_video,
+    load_image,
+    media_failure,
+    prefetch_batches,
+)
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
 from lmms_eval.models.hf.hub import loading_errors, resolve_checkpoint
 from lmms_eval.models.hf.runtime import fit_threads_to_model, import_torch, import_transformers
@@ -91,6 +112,8 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 IMAGE_PLACEHOLDER = "<image>"
 # gen_kwargs keys the engine understands; others are logged once and ignored
 GEN_KWARGS = ("until", "max_new_tokens", "temperature", "top_p", "do_sample", "num_beams", "max_rounds")
+DEFAULT_VIDEO_MAX_PIXELS = 448 * 448  # per frame, as decoded; the processor may shrink it further
+VIDEO_MODES = ("auto", "native", "frames")
 
 
 # -- argument helpers --------------------------------------------------------------------------------
@@ -114,12 +137,29 @@ def resolve_pretrained(pretrained: str | None, default: str | None, model: str) 
 
 
 def resolve_device(device: str | None) -> str:
-    """``device``, else ``cuda`` when torch sees a GPU, else ``cpu``."""
-    if device:
+    """``device``, else ``cuda`` when torch sees a GPU, else ``cpu``. Launched as several processes
+    (torchrun, accelerate, srun), ``cuda`` or nothing means this rank's GPU, ``cuda:LOCAL_RANK``: one
+    replica of the model per rank (see :func:`lmms_eval.distributed.device_for_rank`)."""
+    from lmms_eval.distributed import device_for_rank
+
+    if device and device != "cuda":
         return device
     import torch
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return device_for_rank(device, bool(torch.cuda.is_available()))
+
+
+def check_device_map(device_map: str | None, label: str) -> None:
+    """``device_map`` spreads one model over every GPU of the machine: one process only."""
+    from lmms_eval.distributed import launch_info
+
+    launch = launch_info()
+    if device_map and launch.local_world_size > 1:
+        raise ModelArgsError(
+            f"model '{label}': device_map={device_map} spreads one model over all local GPUs, but "
+            f"{launch.local_world_size} processes run on this machine ({launch.launcher}); run one "
+            "process per machine for device_map, or drop device_map for one replica per process"
+        )
 
 
 def resolve_dtype(torch_dtype: str | None) -> Any:
@@ -177,10 +217,20 @@ class GenerationSettings:
 
 @dataclass
 class Prompt:
-    """A rendered prompt: the text (with one placeholder per image) and its images, in order."""
+    """A rendered prompt: the text (one placeholder per image and per native video) and its images
+    and native videos, in order."""
 
     text: str
     images: list[Any] = field(default_factory=list)
+    videos: list[DecodedVideo] = field(default_factory=list)
+
+
+@dataclass
+class _Media:
+    """The media of a prompt: images (video frames included in ``frames`` mode) and native videos."""
+
+    images: list[Any] = field(default_factory=list)
+    videos: list[DecodedVideo] = field(default_factory=list)
 
 
 class FirstTokenTimer:
@@ -236,6 +286,9 @@ class HFVisionLanguageModel(lmms):
         max_pixels: int | None = None,
         min_pixels: int | None = None,
         max_num_frames: int = 32,
+        fps: float | None = None,
+        video_max_pixels: int | None = DEFAULT_VIDEO_MAX_PIXELS,
+        video_mode: str = "auto",
         trust_remote_code: bool = False,
         batch_size: int | str = 1,
         system_prompt: str | None = None,
@@ -247,14 +300,25 @@ class HFVisionLanguageModel(lmms):
         self.pretrained = resolve_pretrained(pretrained, self.default_pretrained, name)
         self.batch_size_per_gpu = parse_batch_size(batch_size, label)
         self.max_num_frames = int(max_num_frames)
+        self.fps = None if fps is None else float(fps)
+        self.video_max_pixels = None if video_max_pixels is None else int(video_max_pixels)
+        if video_mode not in VIDEO_MODES:
+            raise ModelArgsError(
+                f"video_mode={video_mode!r} is not supported; use one of {', '.join(VIDEO_MODES)}"
+            )
         self.system_prompt = self._resolve_system_prompt(system_prompt)
         import_torch(label)  # a one-line error without the hf extra; sets torch's thread count
         import_transformers(label)
         self.checkpoint = resolve_checkpoint(self.pretrained, label)
+        check_device_map(device_map, label)
         self._device = resolve_device(device)
         self.processor = self._load_processor(trust_remote_code, chat_template, max_pixels, min_pixels)
         self.tokenizer: Any = getattr(self.processor, "tokenizer", self.processor)
         self.model: Any = self._load_model(device_map, torch_dtype, attn_implementation, trust_remote_code)
+        has_video_processor = getattr(self.processor, "video_processor", None) is not None
+        self.native_video = video_mode == "native" or (
+            video_mode == "auto" and has_video_processor and self.template_shows_video()
+        )
         self._warned_kwargs: set[str] = set()
         if not self.is_simple and not self.chat_template:
             raise LmmsEvalError(
@@ -371,6 +435,18 @@ class HFVisionLanguageModel(lmms):
         template = getattr(self.processor, "chat_template", None)
         return template if isinstance(template, str) else None
 
+    def template_shows_video(self) -> bool:
+        """Whether the chat template renders a video part as the processor's video token."""
+        token = getattr(self.processor, "video_token", None)
+        if not token or not self.chat_template:
+            return False
+        probe = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "?"}]}]
+        try:
+            text = self.processor.apply_chat_template(probe, tokenize=False, add_generation_prompt=True)
+        except Exception:  # a template that cannot render a video part: frames it is
+            return False
+        return str(token) in str(text)
+
     @property
     def image_token(self) -> str:
         """The processor's image placeholder (used without a chat template)."""
@@ -378,9 +454,15 @@ class HFVisionLanguageModel(lmms):
 
     # -- prompts ----------------------------------------------------------------------------------
 
-    def _convert_messages(self, messages: ChatMessages) -> tuple[list[dict[str, Any]], list[Any]]:
-        """HF chat messages with bare image parts, and the images (video frames expanded) in order."""
-        images: list[Any] = []
+    def _convert_messages(
+        self, messages: ChatMessages, load: bool = True
+    ) -> tuple[list[dict[str, Any]], _Media]:
+        """HF chat messages with bare image / video parts, and their media in order.
+
+        With ``load=False`` nothing is read: the media are ``None`` and a video in ``frames`` mode
+        stands for ``max_num_frames`` images (the estimate batching sorts by).
+        """
+        media = _Media()
         converted: list[dict[str, Any]] = []
         for message in messages.to_hf_messages():
             parts: list[dict[str, Any]] = []
@@ -389,27 +471,52 @@ class HFVisionLanguageModel(lmms):
                 if kind == "text":
                     parts.append({"type": "text", "text": part["text"]})
                 elif kind == "image":
-                    images.append(load_image(part["image"]))
+                    media.images.append(load_image(part["image"]) if load else None)
                     parts.append({"type": "image"})
                 elif kind == "video":
-                    frames = load_video_frames(part["video"], self.max_num_frames)
-                    images.extend(frames)
-                    parts.extend({"type": "image"} for _ in frames)
+                    parts.extend(self._video_parts(part, media, load))
                 else:
                     raise LmmsEvalError(f"{type(self).__name__}: audio inputs are not supported")
             converted.append({"role": message["role"], "content": parts})
-        return self._apply_system_prompt(converted, self.system_prompt), images
+        return self._apply_system_prompt(converted, self.system_prompt), media
 
-    def _render(self, messages: list[dict[str, Any]], images: list[Any]) -> Prompt:
+    def _video_parts(self, part: dict[str, Any], media: _Media, load: bool) -> list[dict[str, Any]]:
+        """Read one video part into ``media``; the message parts that stand for it."""
+        if not load:  # the estimate: max_num_frames frames, whatever the mode
+            media.images.extend([None] * self.max_num_frames)
+            return [{"type": "video"}] if self.native_video else [{"type": "image"}] * self.max_num_frames
+        video = self._read_video(part)
+        if self.native_video:
+            media.videos.append(video)
+            return [{"type": "video"}]
+        from PIL import Image
+
+        media.images.extend(Image.fromarray(frame) for frame in video.frames)
+        return [{"type": "image"} for _ in range(len(video.frames))]
+
+    def _read_video(self, part: dict[str, Any]) -> DecodedVideo:
+        """A video part's frames (module doc, "Media"); a broken video is a MediaError."""
+        selection = FrameSelection(
+            nframes=None if self.fps else self.max_num_frames,
+            fps=self.fps,
+            max_num_frames=self.max_num_frames,
+            start_time=part.get("video_start"),
+            end_time=part.get("video_end"),
+            max_pixels=self.video_max_pixels,
+        )
+        return decode_video(part["video"], selection)
+
+    def _render(self, messages: list[dict[str, Any]], media: _Media | list[Any]) -> Prompt:
         """The prompt for generation: the chat template with the generation prompt, or plain text."""
+        media = media if isinstance(media, _Media) else _Media(images=list(media))
         if self.chat_template:
             text = self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-            return Prompt(str(text), images)
+            return Prompt(str(text), media.images, media.videos)
         pieces: list[str] = []
         for message in messages:
             for part in message["content"]:
                 pieces.append(part["text"] if part["type"] == "text" else self.image_token)
-        return Prompt("".join(pieces), images)
+        return Prompt("".join(pieces), media.images, media.videos)
 
     def _simple_messages(self, context: str, visuals: Sequence[Any]) -> list[dict[str, Any]]:
         """A user message from a simple context: ``<image>`` placeholders are filled in order,
@@ -432,8 +539,8 @@ class HFVisionLanguageModel(lmms):
                 content.append(inline[i])
         return [{"role": "user", "content": content}]
 
-    def _prompt_for(self, request: Instance, doc: Any) -> Prompt:
-        """The generation prompt of a ``generate_until`` or ``loglikelihood`` request."""
+    def _messages_for(self, request: Instance, doc: Any) -> ChatMessages:
+        """The chat messages of a ``generate_until`` or ``loglikelihood`` request (no media read)."""
         first: Any = request.args[0]
         raw: Any
         if callable(first):
@@ -443,23 +550,40 @@ class HFVisionLanguageModel(lmms):
             produced: Any = visual_fn(doc) if callable(visual_fn) else None
             visuals = list(produced or [])
             raw = self._simple_messages(str(first), visuals)
-        messages, images = self._convert_messages(ChatMessages.from_raw(raw))
-        return self._render(messages, images)
+        return ChatMessages.from_raw(raw)
+
+    def _load_prompt(self, messages: ChatMessages) -> Prompt:
+        """The prompt with its media read (the work :func:`prefetch_batches` does ahead)."""
+        converted, media = self._convert_messages(messages)
+        return self._render(converted, media)
+
+    def _prompt_for(self, request: Instance, doc: Any) -> Prompt:
+        """The generation prompt of a ``generate_until`` or ``loglikelihood`` request."""
+        return self._load_prompt(self._messages_for(request, doc))
 
     # -- encoding ---------------------------------------------------------------------------------
 
-    def _encode(self, texts: list[str], images: list[list[Any]], side: str) -> Any:
+    def _encode(
+        self,
+        texts: list[str],
+        images: list[list[Any]],
+        side: str,
+        videos: list[list[DecodedVideo]] | None = None,
+    ) -> Any:
         """Processor outputs for a batch (padded on ``side``), on the model's device and dtype."""
         kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True}
         if any(images):
             kwargs["images"] = images
+        if videos and any(videos):
+            kwargs.update(native_video_inputs([v for row in videos for v in row]))
         with _padding_side(self.tokenizer, side):
             batch = self.processor(**kwargs)
         return batch.to(self.device).to(self.model.dtype)
 
     def _length_key(self, prompt: Prompt) -> int:
-        return len(self.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]) + 64 * len(
-            prompt.images
+        frames = sum(self.max_num_frames for _ in prompt.videos)
+        return len(self.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]) + 64 * (
+            len(prompt.images) + frames
         )
 
     def _batches(self, keys: dict[int, Any], lengths: dict[int, int]) -> Iterator[list[int]]:
@@ -511,7 +635,7 @@ class HFVisionLanguageModel(lmms):
     def _generation_batches(
         self, prompts: Sequence[Prompt], settings: Sequence[GenerationSettings]
     ) -> Iterator[list[int]]:
-        keys = {i: (settings[i], bool(p.images)) for i, p in enumerate(prompts)}
+        keys = {i: (settings[i], bool(p.images or p.videos)) for i, p in enumerate(prompts)}
         lengths = {i: self._length_key(p) for i, p in enumerate(prompts)}
         return self._batches(keys, lengths)
 
@@ -546,23 +670,37 @@ class HFVisionLanguageModel(lmms):
         self,
         batches: Iterable[list[int]],
         count: int,
-        run: Callable[[list[int]], Sequence[T]],
+        run: Callable[..., Sequence[T]],
         requests: Sequence[Instance],
+        load: Callable[[int], Any] | None = None,
+        preset: dict[int, RequestFailure] | None = None,
     ) -> list[T | RequestFailure]:
         """``run`` each batch of indices under the run's gate; the answers by index.
 
         Before each batch the gate is asked (:meth:`RequestGate.refusal`): once it refuses (budget
         spent, circuit breaker open, run stopped) that batch and all after it are not run and are
         answered with the refusal. After each batch the gate is told each answer, in batch order.
+        With ``load``, each index's media are read ahead by :func:`prefetch_batches` and ``run``
+        gets ``(batch, [Loaded, ...])``. ``preset`` answers (requests that failed before any batch,
+        in no batch) are reported to the gate first.
         """
-        results: dict[int, T | RequestFailure] = {}
-        for batch in batches:
-            refusal = self.gate.refusal()
-            if refusal is not None:
-                return [results.get(i, refusal) for i in range(count)]
-            for index, output in zip(batch, run(batch)):
-                results[index] = output
-                self.gate.done(output, requests[index])
+        results: dict[int, T | RequestFailure] = dict(preset or {})
+        for index, failure in results.items():
+            self.gate.done(failure, requests[index])
+        listed = list(batches)
+        loads = prefetch_batches(listed, load) if load is not None else None
+        try:
+            for batch in listed:
+                refusal = self.gate.refusal()
+                if refusal is not None:
+                    return [results.get(i, refusal) for i in range(count)]
+                outputs = run(batch, next(loads)) if loads is not None else run(batch)
+                for index, output in zip(batch, outputs):
+                    results[index] = output
+                    self.gate.done(output, requests[index])
+        finally:
+            if loads is not None:
+                loads.close()
         return [results[i] for i in range(count)]
 
     def _generate_batch(self, prompts: list[Prompt], settings: GenerationSettings) -> list[GenerationResult]:
@@ -571,7 +709,9 @@ class HFVisionLanguageModel(lmms):
 
         started = time.perf_counter()
         timer = FirstTokenTimer()
-        inputs = self._encode([p.text for p in prompts], [p.images for p in prompts], "left")
+        inputs = self._encode(
+            [p.text for p in prompts], [p.images for p in prompts], "left", [p.videos for p in prompts]
+        )
         config = self._generation_config(settings)
         extra: dict[str, Any] = {}
         if settings.until:  # rows stop early; the decoded text is cut below as well
@@ -608,13 +748,44 @@ class HFVisionLanguageModel(lmms):
     def _generate_until(
         self, requests: Sequence[Instance], report_as: Sequence[Instance]
     ) -> list[str | GenerationResult | RequestFailure]:
-        """Generate for ``requests``; the gate hears the answers as those of ``report_as``."""
-        prompts: list[Prompt] = []
+        """Generate for ``requests``; the gate hears the answers as those of ``report_as``.
+
+        Batches are formed from the prompts without their media (a video counts as
+        ``max_num_frames`` images); the media of each batch are read by :func:`prefetch_batches`,
+        ahead of the model (module doc, "Media").
+        """
+        messages: list[ChatMessages] = []
+        estimates: list[Prompt] = []
         settings: list[GenerationSettings] = []
         for request in requests:
-            prompts.append(self._prompt_for(request, self.get_doc(request)))
+            messages.append(self._messages_for(request, self.get_doc(request)))
+            converted, media = self._convert_messages(messages[-1], load=False)
+            estimates.append(self._render(converted, media))
             settings.append(self._settings(request.args[1]))
-        return list(self.generate_prompts(prompts, settings, report_as))
+        batches = list(self._generation_batches(estimates, settings))
+
+        def run(batch: list[int], loaded: list[Loaded[Prompt]]) -> list[GenerationResult | RequestFailure]:
+            return self._generate_loaded(batch, loaded, settings[batch[0]])
+
+        def load(index: int) -> Prompt:
+            return self._load_prompt(messages[index])
+
+        return list(self._run_batches(batches, len(requests), run, report_as, load=load))
+
+    def _generate_loaded(
+        self, batch: list[int], loaded: list[Loaded[Prompt]], settings: GenerationSettings
+    ) -> list[GenerationResult | RequestFailure]:
+        """Generate for the batch members whose media were read; the others fail as ``input``."""
+        outputs: list[GenerationResult | RequestFailure] = [
+            media_failure(item.error) if item.error is not None else GenerationResult(text="")
+            for item in loaded
+        ]
+        ready = [k for k, item in enumerate(loaded) if item.error is None]
+        if ready:
+            results = self._generate_batch([loaded[k].get() for k in ready], settings)
+            for k, result in zip(ready, results):
+                outputs[k] = result
+        return outputs
 
     # -- multi-round ------------------------------------------------------------------------------
 
@@ -628,10 +799,19 @@ class HFVisionLanguageModel(lmms):
         size = self.batch_size_per_gpu
         groups = (list(range(b, min(b + size, len(requests)))) for b in range(0, len(requests), size))
 
-        def run(batch: list[int]) -> list[GenerationResult]:
-            return self._run_dialogues([requests[i] for i in batch])
+        def run(batch: list[int]) -> list[GenerationResult | RequestFailure]:
+            try:
+                return list(self._run_dialogues([requests[i] for i in batch]))
+            except MediaError:  # run the group's dialogues one by one: only the broken ones fail
+                return [self._run_dialogue(requests[i]) for i in batch]
 
         return list(self._run_batches(groups, len(requests), run, requests))
+
+    def _run_dialogue(self, request: Instance) -> GenerationResult | RequestFailure:
+        try:
+            return self._run_dialogues([request])[0]
+        except MediaError as exc:
+            return media_failure(exc)
 
     def _run_dialogues(self, requests: Sequence[Instance]) -> list[GenerationResult]:
         """All rounds of these dialogues; each round's prompts are generated in batches."""
@@ -644,10 +824,7 @@ class HFVisionLanguageModel(lmms):
             active = [s for s in states if not s.done]
             if not active:
                 break
-            prompts = []
-            for state in active:
-                messages, images = self._convert_messages(ChatMessages.from_raw(state.conversation))
-                prompts.append(self._render(messages, images))
+            prompts = [self._load_prompt(ChatMessages.from_raw(state.conversation)) for state in active]
             outputs = self._generate_all(prompts, [s.settings for s in active])
             round_idx += 1
             for state, output in zip(active, outputs):
@@ -683,20 +860,26 @@ class HFVisionLanguageModel(lmms):
         """``(log-probability, is_greedy)`` per request, or the gate's refusal for requests not run."""
         contexts: list[Prompt] = []
         continuations: list[str] = []
-        for request in requests:
+        failed: dict[int, RequestFailure] = {}
+        for i, request in enumerate(requests):
             doc = self.get_doc(request)
-            contexts.append(self._prompt_for(request, doc))
+            try:
+                contexts.append(self._prompt_for(request, doc))
+            except MediaError as exc:  # this request fails as 'input'; the others run
+                failed[i] = media_failure(exc)
+                contexts.append(Prompt(""))
             continuations.append(resolve_continuation(request.args[1], doc))
-        keys = {i: bool(p.images) for i, p in enumerate(contexts)}
+        ok = [i for i in range(len(requests)) if i not in failed]
+        keys = {i: bool(contexts[i].images or contexts[i].videos) for i in ok}
         lengths = {
-            i: self._length_key(Prompt(p.text + c, p.images))
-            for i, (p, c) in enumerate(zip(contexts, continuations))
+            i: self._length_key(Prompt(contexts[i].text + continuations[i], contexts[i].images)) for i in ok
         }
 
         def run(batch: list[int]) -> list[tuple[float, bool]]:
             return self._loglikelihood_batch([contexts[i] for i in batch], [continuations[i] for i in batch])
 
-        return list(self._run_batches(self._batches(keys, lengths), len(requests), run, requests))
+        batches = self._batches(keys, lengths)
+        return list(self._run_batches(batches, len(requests), run, requests, preset=failed))
 
     def _loglikelihood_batch(
         self, contexts: list[Prompt], continuations: list[str]
@@ -704,8 +887,11 @@ class HFVisionLanguageModel(lmms):
         import torch
 
         images = [p.images for p in contexts]
-        context_inputs = self._encode([p.text for p in contexts], images, "right")
-        full_inputs = self._encode([p.text + c for p, c in zip(contexts, continuations)], images, "right")
+        videos = [p.videos for p in contexts]
+        context_inputs = self._encode([p.text for p in contexts], images, "right", videos)
+        full_inputs = self._encode(
+            [p.text + c for p, c in zip(contexts, continuations)], images, "right", videos
+        )
         with torch.inference_mode():
             logits = self.model(**full_inputs).logits
         context_lengths = context_inputs["attention_mask"].sum(dim=1).tolist()
@@ -729,6 +915,27 @@ class HFVisionLanguageModel(lmms):
             greedy = bool(torch.equal(log_probs.argmax(dim=-1), targets))
             scores.append((float(total), greedy))
         return scores
+
+
+def native_video_inputs(videos: Sequence[DecodedVideo]) -> dict[str, Any]:
+    """The processor arguments of videos given natively: the frames, and as ``video_metadata``
+    the frame rate, the frame count and the indices of the frames given (so the processor neither
+    samples again nor guesses timestamps)."""
+    from transformers.video_utils import VideoMetadata
+
+    metadata = [
+        VideoMetadata(
+            total_num_frames=v.total_frames,
+            fps=v.video_fps,
+            width=int(v.frames.shape[2]),
+            height=int(v.frames.shape[1]),
+            duration=v.duration,
+            video_backend=v.backend,
+            frames_indices=list(v.indices),
+        )
+        for v in videos
+    ]
+    return {"videos": [v.frames for v in videos], "video_metadata": metadata, "do_sample_frames": False}
 
 
 class _Dialogue:
@@ -800,5 +1007,6 @@ __all__ = [
     "GenerationSettings",
     "HFVisionLanguageModel",
     "Prompt",
+    "native_video_inputs",
     "resolve_pretrained",
 ]
