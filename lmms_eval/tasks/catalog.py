@@ -8,6 +8,7 @@ A bundled benchmark task's YAML carries::
         size: 900             # documents in the evaluated split (the published figure)
         metric: mmmu_acc      # headline result key(s): a list, or a string separated by ", "
         judge: "no"           # "no" | "optional" | "yes"
+        modality: video       # "image" (the default) | "video" | "audio": the table it is listed in
         deviations: [...]     # deliberate differences from the published package's scoring
 
 ``lmms-eval tasks benchmarks`` prints the catalog and ``docs/benchmarks.md`` is generated from it
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from lmms_eval.tasks import TaskManager
 
 JUDGE_VALUES = ("no", "optional", "yes")
+MODALITIES = ("image", "video", "audio")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class BenchmarkRow:
     judge: str
     groups: tuple[str, ...] = ()
     deviations: tuple[str, ...] = field(default_factory=tuple)
+    modality: str = "image"
 
     @property
     def metrics(self) -> list[str]:
@@ -80,6 +83,11 @@ def _row(name: str, path: str, config: dict[str, Any], groups: Sequence[str]) ->
         raise ConfigError(
             f"{path}: task '{name}': metadata.benchmark.judge is '{judge}'; allowed: {', '.join(JUDGE_VALUES)}"
         )
+    modality = str(info.get("modality", "image")).lower()
+    if modality not in MODALITIES:
+        raise ConfigError(
+            f"{path}: task '{name}': metadata.benchmark.modality is '{modality}'; allowed: {', '.join(MODALITIES)}"
+        )
     size = info.get("size")
     if size is not None and not isinstance(size, int):
         raise ConfigError(f"{path}: task '{name}': metadata.benchmark.size must be an integer, got {size!r}")
@@ -97,6 +105,7 @@ def _row(name: str, path: str, config: dict[str, Any], groups: Sequence[str]) ->
         judge=judge,
         groups=tuple(groups),
         deviations=tuple(str(d) for d in deviations),
+        modality=modality,
     )
 
 
@@ -136,9 +145,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(rows: Iterable[BenchmarkRow]) -> str:
-    """The catalog as a Markdown table, then the deviations list."""
-    rows = list(rows)
+def _table(rows: Sequence[BenchmarkRow]) -> list[str]:
     header = "| Task | Benchmark | Dataset | Split | Size | Metric | Judge | Groups |"
     lines = [header, "|---|---|---|---|---:|---|---|---|"]
     for r in rows:
@@ -155,6 +162,21 @@ def render_markdown(rows: Iterable[BenchmarkRow]) -> str:
             ", ".join(f"`{g}`" for g in r.groups),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return lines
+
+
+def render_markdown(rows: Iterable[BenchmarkRow]) -> str:
+    """The catalog as a Markdown table (one per modality, each under a heading, when there are
+    several), then the deviations list."""
+    rows = list(rows)
+    present = [m for m in MODALITIES if any(r.modality == m for r in rows)]
+    if len(present) <= 1:
+        lines = _table(rows)
+    else:
+        lines = []
+        for modality in present:
+            heading = [f"### {modality.capitalize()} benchmarks", ""]
+            lines += ([""] if lines else []) + heading + _table([r for r in rows if r.modality == modality])
     lines += ["", "### Deliberate deviations from the published scoring", ""]
     tasks_of: dict[str, list[str]] = {}  # a deviation shared by several tasks is listed once
     for r in rows:
