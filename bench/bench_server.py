@@ -4,8 +4,8 @@ Starts ``lmms-eval serve`` as a subprocess on 127.0.0.1 (private state folder, a
 ``--cpu_slots 2``) and measures, each as p50 / p99 / max over many requests:
 
 * ``GET /tasks`` and ``GET /models`` on an idle server (answered from the index cached at start);
-* ``POST /evaluate`` from one client, 50 submissions one after another, then from 20 threads with
-  their own connections, 200 submissions in all (the ``dummy`` model on ``demo_qa``, ``--limit 2``);
+* ``POST /evaluate`` from one client, 50 submissions one after another, then from 20 client
+  processes at once, each with its own connection, 200 submissions in all (the ``dummy`` model on ``demo_qa``, ``--limit 2``);
 * ``GET /tasks`` again while those 200 jobs run (a listing must not wait for jobs).
 
 Then it waits for every job and checks that none was lost or run twice: 250 distinct ids, all
@@ -17,13 +17,13 @@ under 50 ms for the listings and for a submission. Run: ``python bench/bench_ser
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -77,31 +77,33 @@ def listing_latencies(client: httpx.Client, path: str, n: int) -> list[float]:
     return [timed(lambda: client.get(path)) for _ in range(n)]
 
 
-def submit_load(url: str, jobs: int, clients: int) -> tuple[list[str], list[float]]:
-    """``jobs`` submissions spread over ``clients`` threads; returns the job ids and latencies."""
-    ids: list[str] = []
-    latencies: list[float] = []
-    lock = threading.Lock()
+def _submit_share(args: tuple[str, int]) -> list[tuple[str, float]]:
+    """One client process: ``count`` submissions over one connection; (job id, ms) of each."""
+    url, count = args
     body = {"model": "dummy", "tasks": ["demo_qa"], "limit": 2, "model_args": {"accuracy": 0.5}}
+    done: list[tuple[str, float]] = []
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as c:
+        c.get("/health").raise_for_status()  # connect first: the latencies are of submissions
+        for _ in range(count):
+            start = time.perf_counter()
+            response = c.post("/evaluate", json=body)
+            elapsed = (time.perf_counter() - start) * 1000
+            response.raise_for_status()
+            done.append((response.json()["job_id"], elapsed))
+    return done
 
-    def worker(count: int) -> None:
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as c:
-            for _ in range(count):
-                start = time.perf_counter()
-                response = c.post("/evaluate", json=body)
-                elapsed = (time.perf_counter() - start) * 1000
-                response.raise_for_status()
-                with lock:
-                    ids.append(response.json()["job_id"])
-                    latencies.append(elapsed)
 
-    shares = [jobs // clients + (1 if i < jobs % clients else 0) for i in range(clients)]
-    threads = [threading.Thread(target=worker, args=(n,)) for n in shares]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return ids, latencies
+def submit_load(url: str, jobs: int, clients: int) -> tuple[list[str], list[float]]:
+    """``jobs`` submissions from ``clients`` processes at once (threads would share one GIL and
+    measure the load generator); returns the job ids and latencies."""
+    shares = [(url, jobs // clients + (1 if i < jobs % clients else 0)) for i in range(clients)]
+    if clients == 1:
+        results = [_submit_share(shares[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(clients) as pool:
+            results = pool.map(_submit_share, shares)
+    pairs = [pair for share in results for pair in share]
+    return [job_id for job_id, _ in pairs], [ms for _, ms in pairs]
 
 
 def wait_all(client: httpx.Client, ids: list[str], timeout: float) -> dict[str, dict[str, object]]:
