@@ -145,7 +145,9 @@ def load_dataset_splits(
             "task %s: dataset_kwargs.builder_script is ignored (datasets no longer runs loading scripts)",
             task_name,
         )
-    if dataset_kwargs.get("video"):
+    root = resolve_root(dataset_root)
+    copy = find_local_copy(root, dataset_path) if root is not None else None
+    if dataset_kwargs.get("video") and copy is None:  # a local copy keeps its videos beside its files
         from lmms_eval.data.video_files import prepare_video_files
 
         prepare_video_files(dataset_path, dataset_kwargs, base_dir, task_name)
@@ -174,9 +176,7 @@ def load_dataset_splits(
     if local is not None:
         loaded = _load_with_datasets(local, dataset_name, kwargs, task_name, offline_reason=None)
         return resolve_splits(loaded, [local])
-    root = resolve_root(dataset_root)
     if root is not None:
-        copy = find_local_copy(root, dataset_path)
         if copy is not None:
             return _load_local_copy(copy, dataset_name, kwargs, base_dir, task_name)
         logger.warning(

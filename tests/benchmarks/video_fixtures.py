@@ -55,15 +55,11 @@ def write_srt(path: Path, cues: Sequence[tuple[float, float, str]]) -> Path:
 
 
 def use_dataset_root(monkeypatch: Any, dataset_root: Path, cache_dir: str) -> None:
-    """Point video path lookup at ``dataset_root`` and keep loading off the Hub.
-
-    Video paths are looked up under ``$LMMS_EVAL_DATASET_ROOT`` (``--dataset_root`` does not reach
-    the task's ``doc_to_visual`` yet), and the video-file step of loading skips a non-empty
-    ``$HF_HOME/<cache_dir>`` (it does not look under the dataset root yet), so ``HF_HOME`` is a
-    temporary folder holding a placeholder there.
-    """
+    """Keep video loading off the user's files: ``HF_HOME`` is an empty temporary folder, so the
+    videos can only come from the local copy under ``dataset_root`` (``--dataset_root`` of the run,
+    which the video tasks' ``doc_to_visual`` sees as ``$LMMS_EVAL_DATASET_ROOT`` while it runs)."""
     hf_home = dataset_root.parent / "hf_home"
-    (hf_home / cache_dir).mkdir(parents=True, exist_ok=True)
-    (hf_home / cache_dir / ".placeholder").touch()
+    hf_home.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("HF_HOME", str(hf_home))
-    monkeypatch.setenv("LMMS_EVAL_DATASET_ROOT", str(dataset_root))
+    monkeypatch.delenv("LMMS_EVAL_DATASET_ROOT", raising=False)
+    assert not (hf_home / cache_dir).exists()
