@@ -781,3 +781,29 @@ def test_commit_per_answer_is_cheap(cache_dir: Path) -> None:
             cache.put(CacheEntry(f"k{i}", "generate_until", "t", i, 0, 0, "m", "fp", {"text": "answer"}))
         per_answer = (time.perf_counter() - started) / 500
     assert per_answer < 0.005  # measured about 55 us on a 2-core machine
+
+
+OPEN_AT_ONCE = """
+import sys, time
+from lmms_eval.caching import ResponseCache
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+for folder in sys.argv[3:]:
+    ResponseCache(folder).close()
+"""
+
+
+def test_processes_opening_a_new_cache_folder_at_once_all_succeed(tmp_path: Path) -> None:
+    """The ranks of a distributed run open one --use_cache folder at the same moment: none may see
+    a half-created database (someone else's) or give up on a lock while another switches to WAL."""
+    folders = [str(tmp_path / f"cache{i}") for i in range(12)]
+    start = time.time() + 2.0
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_AT_ONCE, "x", str(start), *folders], stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    errors = [p.communicate(timeout=120)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], errors

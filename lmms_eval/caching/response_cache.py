@@ -120,6 +120,13 @@ class CacheEntry:
         )
 
 
+OPEN_RETRY_S = 30.0
+
+
+class _Locked(Exception):
+    """The root database was busy while it was being opened (retried by ``_open_root``)."""
+
+
 def _damaged(file: Path, folder: Path, exc: BaseException) -> CacheError:
     return CacheError(
         f"response cache file {file} is damaged or is not a response cache ({exc}). Remove it with "
@@ -166,6 +173,20 @@ class ResponseCache:
         return choice
 
     def _open_root(self) -> sqlite3.Connection:
+        """The root database, created if new. Processes opening one folder at the same moment (the
+        ranks of a distributed run) may find it locked while another switches it to WAL: retried."""
+        deadline = time.monotonic() + OPEN_RETRY_S
+        while True:
+            try:
+                return self._open_root_once()
+            except _Locked:
+                if time.monotonic() > deadline:
+                    raise _damaged(
+                        self.db_path, self.path, sqlite3.OperationalError("database is locked")
+                    ) from None
+                time.sleep(0.05)
+
+    def _open_root_once(self) -> sqlite3.Connection:
         try:
             db = sqlite3.connect(
                 str(self.db_path), timeout=30.0, isolation_level=None, check_same_thread=False
@@ -189,14 +210,18 @@ class ResponseCache:
                 self.journal_mode = "delete"
             db.execute("PRAGMA synchronous=" + ("NORMAL" if self.journal_mode == "wal" else "FULL"))
             db.execute("PRAGMA mmap_size=0")
-            db.executescript(_SCHEMA)
-            db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            # one transaction: a process opening the folder at the same time (another rank) sees
+            # all of the schema or none of it, never a database that looks like someone else's
+            db.executescript(
+                f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta (key, value) "
+                f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
             )
             version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
             check = db.execute("PRAGMA quick_check(1)").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             db.close()
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise _Locked from None
             raise _damaged(self.db_path, self.path, exc) from None
         if check != "ok":
             db.close()
