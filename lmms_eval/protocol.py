@@ -10,18 +10,20 @@ clip, any other ``{"url"}`` an image (audio always needs ``"type": "audio"``).
 ``to_hf_messages`` gives the form HF processors' ``apply_chat_template`` and qwen-vl-utils expect;
 ``to_openai_messages`` gives OpenAI chat-completions messages with images as base64 ``data:`` URIs
 (format from ``LMMS_IMAGE_ENCODE_FORMAT``: PNG by default, JPEG or WEBP with quality
-``LMMS_IMAGE_JPEG_QUALITY``, default 85). The media themselves are read and encoded by
+``LMMS_IMAGE_JPEG_QUALITY``, default 85) and audio as ``input_audio`` parts (base64 WAV). The media themselves are read and encoded by
 :mod:`lmms_eval.media`.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lmms_eval.media import audio_url, encode_image_data_uri, image_encode_format, media_url
+from lmms_eval.media import encode_image_data_uri, encode_wav, image_encode_format, load_audio, media_url
+from lmms_eval.media.urls import is_remote
 
 
 class ChatTextContent(BaseModel):
@@ -166,7 +168,7 @@ class ChatMessages(BaseModel):
         are sent as a ``video_url`` (``file://`` for local paths) when ``pass_video_url`` is set or
         no frame reader is given; otherwise ``video_kwargs['frames']`` (a callable taking the video
         url and returning images) expands each video into one ``image_url`` per frame. Audio
-        becomes an ``audio_url`` (a ``data:audio/wav`` URI for ``{"array", "sampling_rate"}``).
+        becomes an ``input_audio`` part (see :func:`openai_audio_part`).
         A system message with only text parts is flattened into one string. An image that
         appears more than once is encoded once.
         """
@@ -195,12 +197,25 @@ class ChatMessages(BaseModel):
                     else:
                         parts.extend(image_url(frame) for frame in frame_reader(part.url))
                 else:
-                    parts.append({"type": "audio_url", "audio_url": {"url": audio_url(part.url)}})
+                    parts.append(openai_audio_part(part.url))
             if message.role == "system" and all(p["type"] == "text" for p in parts):
                 out.append({"role": "system", "content": "\n".join(p["text"] for p in parts)})
             else:
                 out.append({"role": message.role, "content": parts})
         return out
+
+
+def openai_audio_part(source: Any) -> dict[str, Any]:
+    """The OpenAI chat part of an audio source: ``{"type": "input_audio", "input_audio": {"data":
+    <base64 WAV>, "format": "wav"}}`` (the audio read by :func:`~lmms_eval.media.load_audio`, its
+    rate and channels kept, as 16-bit PCM), or an ``audio_url`` part for an ``http(s)`` URL (not
+    fetched here; servers such as vLLM fetch it). Unreadable audio raises
+    :class:`~lmms_eval.media.MediaError`."""
+    if isinstance(source, str) and is_remote(source):
+        return {"type": "audio_url", "audio_url": {"url": source}}
+    audio = load_audio(source, mono=False)
+    data = base64.b64encode(encode_wav(audio.samples, audio.sampling_rate)).decode("ascii")
+    return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
 
 
 def _with_kwargs(part: dict[str, Any], kwargs: dict[str, Any] | None) -> dict[str, Any]:
@@ -216,4 +231,5 @@ __all__ = [
     "ChatMessages",
     "ChatTextContent",
     "ChatVideoContent",
+    "openai_audio_part",
 ]

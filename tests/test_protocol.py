@@ -46,7 +46,7 @@ def mixed() -> tuple[ChatMessages, dict[str, Any]]:
         "img2": gradient((3, 3)),
         "vid1": "clips/a.mp4",
         "vid2": "https://example.org/b.mp4",
-        "aud1": "sounds/a.wav",
+        "aud1": "https://example.org/a.wav",
     }
     messages = ChatMessages(
         messages=[
@@ -171,7 +171,7 @@ def test_to_hf_messages_shapes_and_kwargs(mixed: tuple[ChatMessages, dict[str, A
                     "video_end": 4.0,
                 },
                 {"type": "text", "text": "What happens?"},
-                {"type": "audio", "audio": "sounds/a.wav"},
+                {"type": "audio", "audio": "https://example.org/a.wav"},
             ],
         },
         {"role": "assistant", "content": [{"type": "text", "text": "A cat jumps."}]},
@@ -304,7 +304,7 @@ def test_video_frames_are_expanded_by_the_frame_reader_unless_pass_video_url() -
     assert direct[0]["content"][0]["type"] == "video_url" and seen == ["v.mp4"]
 
 
-def test_audio_arrays_become_wav_data_uris() -> None:
+def test_audio_arrays_become_input_audio_wav() -> None:
     samples = np.array([0.0, 0.5, -0.5, 1.0, -1.0], dtype=np.float32)
     messages = ChatMessages(
         messages=[
@@ -318,8 +318,8 @@ def test_audio_arrays_become_wav_data_uris() -> None:
         ]
     )
     parts = messages.to_openai_messages()[0]["content"]
-    mime, data = decode_data_uri(parts[0]["audio_url"]["url"])
-    assert mime == "audio/wav"
+    assert parts[0]["type"] == "input_audio" and parts[0]["input_audio"]["format"] == "wav"
+    data = base64.b64decode(parts[0]["input_audio"]["data"])
     with wave.open(io.BytesIO(data)) as reader:
         assert (reader.getframerate(), reader.getnchannels(), reader.getsampwidth()) == (8000, 1, 2)
         pcm = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2")

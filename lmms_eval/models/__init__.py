@@ -89,6 +89,9 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
     _builtin("sglang", chat="SGLang", aliases=("sglang_runtime",), install=INSTALL_SGLANG),
     _builtin("smolvlm", chat="SmolVLM", aliases=("smolvlm2",), install=INSTALL_HF),
     _builtin("vllm", chat="VLLM", aliases=("vllm_chat",), install=INSTALL_VLLM),
+    _builtin(
+        "whisper", simple="lmms_eval.models.hf.whisper.Whisper", install="pip install 'lmms_eval[hf,audio]'"
+    ),
 )
 """The models of this package. Add one here (its class in ``chat/<id>.py`` or ``simple/<id>.py``)."""
 

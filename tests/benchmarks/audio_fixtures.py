@@ -1,0 +1,131 @@
+"""Synthetic audio for the audio tests: speech spoken by espeak-ng at test time, tones, and a tiny
+random Whisper checkpoint built offline.
+
+``speak(text)`` returns ``{"array", "sampling_rate"}`` of espeak-ng's voice (None when espeak-ng is
+not installed); ``tone(hz)`` a sine; ``build_tiny_whisper(folder)`` writes a randomly initialised
+Whisper model (a few hundred kB), its feature extractor and a byte-level BPE tokenizer with the
+Whisper special tokens, in the layout ``AutoProcessor`` / ``WhisperForConditionalGeneration`` load.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Any
+
+LANGUAGES = ("en", "fr", "de")
+SPECIAL = [
+    "<|endoftext|>",
+    "<|startoftranscript|>",
+    *[f"<|{code}|>" for code in LANGUAGES],
+    "<|translate|>",
+    "<|transcribe|>",
+    "<|startoflm|>",
+    "<|startofprev|>",
+    "<|nospeech|>",
+    "<|notimestamps|>",
+]
+CORPUS = [
+    "the cat sat on the mat",
+    "hello world this is a test",
+    "one two three four five six seven eight nine ten",
+    "mister smith has twenty one colours",
+    "speech recognition with a tiny model",
+] * 20
+
+
+def tone(hz: float, seconds: float = 1.0, rate: int = 16000) -> dict[str, Any]:
+    import numpy as np
+
+    t = np.arange(round(seconds * rate)) / rate
+    return {"array": (0.5 * np.sin(2 * np.pi * hz * t)).astype(np.float32), "sampling_rate": rate}
+
+
+def speak(text: str) -> dict[str, Any] | None:
+    """``text`` spoken by espeak-ng (22.05 kHz WAV), or None without espeak-ng."""
+    from lmms_eval.media import load_audio
+
+    binary = shutil.which("espeak-ng")
+    if binary is None:
+        return None
+    wav = subprocess.run([binary, "--stdout", text], check=True, capture_output=True).stdout
+    return load_audio(wav).as_dict()
+
+
+def _tokenizer() -> Any:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import WhisperTokenizer
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(CORPUS, trainer=trainer)
+    return WhisperTokenizer(
+        tokenizer_object=tokenizer,
+        unk_token="<|endoftext|>",
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        pad_token="<|endoftext|>",
+        extra_special_tokens=SPECIAL[1:],
+    )
+
+
+def build_tiny_whisper(folder: str, seed: int = 0) -> str:
+    """Write a tiny random Whisper checkpoint (processor included) to ``folder``."""
+    import torch
+    from transformers import (
+        GenerationConfig,
+        WhisperConfig,
+        WhisperFeatureExtractor,
+        WhisperForConditionalGeneration,
+        WhisperProcessor,
+    )
+
+    torch.manual_seed(seed)
+    tokenizer = _tokenizer()
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL}
+    eos = ids["<|endoftext|>"]
+    config = WhisperConfig(
+        vocab_size=len(tokenizer),
+        num_mel_bins=80,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_source_positions=1500,
+        max_target_positions=64,
+        pad_token_id=eos,
+        bos_token_id=eos,
+        eos_token_id=eos,
+        decoder_start_token_id=ids["<|startoftranscript|>"],
+        suppress_tokens=[],
+        begin_suppress_tokens=[],
+    )
+    model = WhisperForConditionalGeneration(config).eval()
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=ids["<|startoftranscript|>"],
+        eos_token_id=eos,
+        pad_token_id=eos,
+        is_multilingual=True,
+        lang_to_id={f"<|{code}|>": ids[f"<|{code}|>"] for code in LANGUAGES},
+        task_to_id={"transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"]},
+        no_timestamps_token_id=ids["<|notimestamps|>"],
+        prev_sot_token_id=ids["<|startofprev|>"],
+        suppress_tokens=[],
+        begin_suppress_tokens=[],
+        do_sample=False,
+    )
+    model.save_pretrained(folder)
+    WhisperProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=80), tokenizer=tokenizer
+    ).save_pretrained(folder)
+    return folder
