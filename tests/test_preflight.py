@@ -234,3 +234,33 @@ def test_validate_passes_on_a_clean_folder(tmp_path: Path, capsys: pytest.Captur
     )
     assert main(["tasks", "validate", "--include_path", str(root), "--data"]) == 0
     assert "0 problem(s)" in capsys.readouterr().out
+
+
+def test_before_a_run_one_missing_media_file_is_that_documents_failure(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run's pre-flight stops when every sampled document misses its media (the data is not
+    where the task looks), and only logs a few missing files: those documents become failures."""
+    present = tmp_path / "present.png"
+    present.write_bytes(b"not really a png")
+
+    def folder(name: str, images: list[str]) -> Path:
+        rows = [{"question": f"q{i}", "answer": "a", "image": image} for i, image in enumerate(images)]
+        return _write(
+            tmp_path / name,
+            {
+                "t/data.jsonl": "\n".join(json.dumps(r) for r in rows) + "\n",
+                "t/utils.py": UTILS,
+                "t/media.yaml": "task: media\n" + BASE + "doc_to_visual: !function utils.visual\n",
+            },
+        )
+
+    (some,) = _tasks(folder("some", [str(present), "/no/such/b.png", str(present)]), "media")
+    preflight([some])
+    assert (
+        "'/no/such/b.png', which does not exist; that document will be recorded as a failure" in caplog.text
+    )
+    assert len(check_tasks([some])) == 1  # tasks validate --data still reports each missing file
+    (none,) = _tasks(folder("none", ["/no/such/a.png", "/no/such/b.png", "/no/such/c.png"]), "media")
+    with pytest.raises(PreflightError, match=r"doc 0: .*'/no/such/a.png', which does not exist \(and 2 more"):
+        preflight([none])
