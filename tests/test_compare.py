@@ -376,7 +376,7 @@ def test_baseline_comparison_keys_in_metric_units(runs: tuple[Path, Path]) -> No
     scores = {"alias": "clustered", "exact_match,none": 0.7, "exact_match_stderr,none": 0.07, **entry}
     assert primary_metrics(scores) == [("exact_match", "none")]
     table = make_table({"results": {"clustered": scores}})
-    assert "Baseline" in table and f"{exp['diff']:.4f}" in table
+    assert "Baseline" in table and f"{100 * exp['diff']:+.2f} pts" in table  # points, as compare prints
 
 
 def test_baseline_from_in_memory_records(task_root: Path, tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 Always: Tasks, Version, Filter, n-shot, Metric, direction, Value, ±, Stderr, 95% CI. Shown only when
 some row has them: the clustered error and cluster count, the repeated-sampling metrics (EA, CA,
-IV, CR) and the paired comparison with a baseline run (Baseline, Diff, Diff 95% CI, p).
+IV, CR) and the paired comparison with a baseline run (Baseline, Diff, Diff 95% CI, p; the
+difference in points when both scores lie in [0, 1], as ``lmms-eval compare`` prints it; the JSON
+keeps fractions).
 """
 
 from __future__ import annotations
@@ -44,6 +46,29 @@ def _interval(lower: str, upper: str) -> Cell:
     return cell
 
 
+def _in_points(scores: dict[str, Any], metric: str, filter_key: str) -> bool:
+    """Whether a baseline difference is shown in points: both scores lie in [0, 1] (as in compare)."""
+    values = (scores.get(f"{metric},{filter_key}"), scores.get(f"{metric}_baseline,{filter_key}"))
+    return all(isinstance(v, (int, float)) and 0.0 <= v <= 1.0 for v in values)
+
+
+def _diff(scores: dict[str, Any], metric: str, filter_key: str) -> str:
+    value = scores.get(f"{metric}_diff,{filter_key}")
+    if not isinstance(value, (int, float)) or value != value:
+        return "" if value is None else "N/A"
+    return f"{100 * value:+.2f} pts" if _in_points(scores, metric, filter_key) else f"{value:+.4f}"
+
+
+def _diff_interval(scores: dict[str, Any], metric: str, filter_key: str) -> str:
+    low = scores.get(f"{metric}_diff_ci_lower,{filter_key}")
+    high = scores.get(f"{metric}_diff_ci_upper,{filter_key}")
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return "" if low is None else "N/A"
+    if _in_points(scores, metric, filter_key):
+        return f"[{100 * low:+.2f}, {100 * high:+.2f}] pts"
+    return f"[{low:+.4f}, {high:+.4f}]"
+
+
 def _pvalue(scores: dict[str, Any], metric: str, filter_key: str) -> str:
     value = scores.get(f"{metric}_diff_pvalue,{filter_key}")
     if not isinstance(value, (int, float)):
@@ -61,8 +86,8 @@ OPTIONAL_COLUMNS: list[tuple[str, Cell, bool]] = [
     ("IV", _get("_internal_variance"), False),
     ("CR", _get("_consistency_rate"), False),
     ("Baseline", _get("_baseline"), False),
-    ("Diff", _get("_diff"), False),
-    ("Diff 95% CI", _interval("_diff_ci_lower", "_diff_ci_upper"), False),
+    ("Diff", _diff, False),
+    ("Diff 95% CI", _diff_interval, False),
     ("p", _pvalue, False),
 ]
 
