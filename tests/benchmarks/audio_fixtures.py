@@ -5,12 +5,15 @@ random Whisper checkpoint built offline.
 not installed); ``tone(hz)`` a sine; ``build_tiny_whisper(folder)`` writes a randomly initialised
 Whisper model (a few hundred kB), its feature extractor and a byte-level BPE tokenizer with the
 Whisper special tokens, in the layout ``AutoProcessor`` / ``WhisperForConditionalGeneration`` load.
+``write_audio_split`` writes one split of a Hub dataset with an ``Audio`` column under
+``--dataset_root``.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 LANGUAGES = ("en", "fr", "de")
@@ -50,6 +53,33 @@ def speak(text: str) -> dict[str, Any] | None:
         return None
     wav = subprocess.run([binary, "--stdout", text], check=True, capture_output=True).stdout
     return load_audio(wav).as_dict()
+
+
+def wav_clip(hz: float, seconds: float = 0.5, rate: int = 16000) -> dict[str, Any]:
+    """A tone as the ``{"bytes", "path"}`` storage of an ``Audio`` cell (16-bit WAV)."""
+    from lmms_eval.media import encode_wav
+
+    audio = tone(hz, seconds, rate)
+    return {"bytes": encode_wav(audio["array"], audio["sampling_rate"]), "path": f"{hz:g}hz.wav"}
+
+
+def write_audio_split(
+    dataset_root: Path, repo: str, config: str | None, split: str, rows: list[dict[str, Any]]
+) -> Path:
+    """One split in the Hub layout (``<repo>/<config>/<split>-00000-of-00001.parquet``), its
+    ``audio`` column an ``Audio`` feature and every other column a string. The audio is written as
+    its ``{"bytes", "path"}`` storage and cast (encoding through ``datasets`` needs torchcodec)."""
+    import datasets
+
+    text = datasets.Value("string")
+    storage = {"bytes": datasets.Value("binary"), "path": text}
+    features = datasets.Features({key: storage if key == "audio" else text for key in rows[0]})
+    table = datasets.Dataset.from_list(rows, features=features).cast_column("audio", datasets.Audio())
+    folder = dataset_root / repo / (config or "data")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{split}-00000-of-00001.parquet"
+    table.to_parquet(str(path))
+    return path
 
 
 def _tokenizer() -> Any:

@@ -10,25 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from lmms_eval.api.prompts import with_prompts
-from lmms_eval.media import load_audio
 from lmms_eval.scoring.asr import asr_language, corpus_wer, normalise_transcript
+from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs  # noqa: F401 - used by the YAML
 
 PROMPT = "Please recognize the speech and only output the recognized content:"
-
-
-def process_docs(dataset: Any) -> Any:
-    """The dataset with its audio column undecoded (``{"bytes", "path"}``): :func:`doc_to_visual`
-    decodes it, so no torchcodec is needed."""
-    import datasets
-
-    if "audio" in getattr(dataset, "features", {}):
-        return dataset.cast_column("audio", datasets.Audio(decode=False))
-    return dataset
-
-
-def doc_to_visual(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The utterance as the ``datasets`` ``Audio`` dict ``{"array", "sampling_rate"}``."""
-    return [load_audio(doc["audio"], mono=False).as_dict()]
 
 
 def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:

@@ -1,0 +1,29 @@
+"""Audio documents of the bundled speech and sound benchmarks (LibriSpeech, Common Voice,
+Clotho-AQA, MMAU): one place for how their ``audio`` column is read.
+
+``process_docs`` keeps the column undecoded (``{"bytes", "path"}``), so loading needs no torchcodec;
+``doc_to_visual`` decodes it with :func:`lmms_eval.media.load_audio` into the ``datasets`` ``Audio``
+dict ``{"array", "sampling_rate"}`` that models receive, as the published package passes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval.media import load_audio
+
+AUDIO_COLUMN = "audio"
+
+
+def process_docs(dataset: Any) -> Any:
+    """The dataset with its audio column undecoded (:func:`doc_to_visual` decodes it)."""
+    import datasets
+
+    if AUDIO_COLUMN in getattr(dataset, "features", {}):
+        return dataset.cast_column(AUDIO_COLUMN, datasets.Audio(decode=False))
+    return dataset
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The document's clip as ``[{"array", "sampling_rate"}]`` (channels kept)."""
+    return [load_audio(doc[AUDIO_COLUMN], mono=False).as_dict()]

@@ -1,0 +1,47 @@
+"""Common Voice 15: crowd-read sentences, the published recognition prompt, corpus-level WER.
+
+Each doc's ``wer`` item keeps the reference (``sentence``) and the model's transcript; the
+aggregation normalises both (:func:`lmms_eval.scoring.asr.normalise_transcript`, in the language
+of the doc's ``locale``: ``en`` -> the Whisper English normaliser) and returns the corpus word
+error rate in percent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval.api.prompts import with_prompts
+from lmms_eval.scoring.asr import corpus_wer, normalise_transcript
+from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs  # noqa: F401 - used by the YAML
+
+PROMPT = "Please recognize the speech and only output the recognized content:"
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    return with_prompts(PROMPT, lmms_eval_specific_kwargs)
+
+
+def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    prediction = str(results[0]) if results else ""
+    return {
+        "wer": {
+            "gt": doc["sentence"],
+            "pred": prediction,
+            "source": doc.get("path"),
+            "locale": doc.get("locale"),
+        }
+    }
+
+
+def locale_language(locale: Any) -> str:
+    """The language code of a Common Voice locale, lower case (``"en"`` -> ``"en"``,
+    ``"zh-CN"`` -> ``"zh"``)."""
+    return str(locale or "").split("-")[0].strip().lower()
+
+
+def common_voice_wer(items: list[dict[str, Any]], args: Any = None) -> float:
+    """Corpus WER (percent) of the ``wer`` items, each pair normalised in its doc's language."""
+    languages = [locale_language(i.get("locale")) for i in items]
+    references = [normalise_transcript(str(i["gt"]), lang) for i, lang in zip(items, languages)]
+    hypotheses = [normalise_transcript(str(i["pred"]), lang) for i, lang in zip(items, languages)]
+    return 100.0 * corpus_wer(references, hypotheses)
