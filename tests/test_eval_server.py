@@ -360,3 +360,25 @@ def test_a_multi_gpu_job_runs_under_the_distributed_launcher(tmp_path: Path) -> 
         assert len(list((tmp_path / "out").rglob("*_results.json"))) == 1
     finally:
         srv.stop()
+
+
+def test_a_secret_in_a_request_is_gone_from_the_server_state_once_the_job_ends(tmp_path: Path) -> None:
+    """Queued jobs keep the API key they need (in a private job store); once a job ends, the
+    stored request is redacted, its job file removed and the SQLite WAL emptied."""
+    secret = "sk-test-7f3a9c2e5b1d4a6f8e0c"
+    srv = Server(tmp_path, free_port(), token=None)
+    srv.start()
+    try:
+        with srv.client() as client:
+            job = submit(client, model_args={"api_key": secret, "accuracy": 1.0})
+            assert secret not in json.dumps(job)
+            assert wait(client, job["job_id"])["status"] == "failed"  # dummy takes no api_key
+            queued = submit(client, model_args={"api_key": secret}, limit=1)
+            client.delete(f"/jobs/{queued['job_id']}")
+            wait(client, queued["job_id"])
+    finally:
+        srv.stop()
+    state = tmp_path / "state"
+    assert oct((state / "jobs.db").stat().st_mode & 0o777) == oct(0o600)
+    leaks = [p for p in state.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert leaks == []

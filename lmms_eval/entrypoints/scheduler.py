@@ -68,7 +68,7 @@ class Scheduler:
         self.jobs_dir = args.state_path() / "jobs"
         self.progress_dir = args.state_path() / "progress"
         for folder in (self.logs, self.jobs_dir, self.progress_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._running: dict[str, _Running] = {}
         self._pruned = False
         self._lock = threading.Lock()
@@ -176,7 +176,8 @@ class Scheduler:
 
     def _spawn(self, row: JobRow, devices: list[str], cpu: bool) -> None:
         job_file = self.jobs_dir / f"{row.job_id}.json"
-        job_file.write_text(json.dumps(row.request), encoding="utf-8")
+        with os.fdopen(os.open(job_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            json.dump(row.request, f)  # it may hold an API key: private, and removed when the job ends
         self.progress_path(row.job_id).unlink(missing_ok=True)
         tmp = tempfile.mkdtemp(prefix=self.args.temp_dir_prefix)
         env = dict(os.environ, TMPDIR=tmp, PYTHONUNBUFFERED="1", LMMS_EVAL_JOB_NICE=str(self.args.job_nice))
@@ -212,6 +213,7 @@ class Scheduler:
                         self._signal(run, signal.SIGKILL)
                     continue
                 del self._running[job_id]
+                (self.jobs_dir / f"{job_id}.json").unlink(missing_ok=True)
                 run.log.close()
                 shutil.rmtree(run.tmp, ignore_errors=True)
                 self._finished(run, code)

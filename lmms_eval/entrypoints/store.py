@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmms_eval.secrets import redact
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -66,13 +68,17 @@ class JobStore:
     """Thread-safe access to the jobs table (one connection, one lock)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Open (or create) the store; the folder and the file are private to the server's user,
+        since queued jobs keep the secrets they need (API keys in ``model_args``) until they end."""
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.touch(mode=0o600, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA secure_delete=ON")  # a replaced request leaves no copy of its secrets
         self._db.executescript(_SCHEMA)
 
     @contextmanager
@@ -155,11 +161,20 @@ class JobStore:
             db.execute("UPDATE jobs SET pid=? WHERE job_id=?", (pid, job_id))
 
     def finish(self, job_id: str, status: str, error: str | None = None) -> None:
+        """Record how a job ended; its request is kept with secrets redacted (no longer needed)."""
         with self._tx() as db:
+            row = db.execute("SELECT request FROM jobs WHERE job_id=?", (job_id,)).fetchone()
+            request = json.dumps(redact(json.loads(row["request"]))) if row else "{}"
             db.execute(
-                "UPDATE jobs SET status=?, finished_at=?, error=?, pid=NULL WHERE job_id=?",
-                (status, time.time(), error, job_id),
+                "UPDATE jobs SET status=?, finished_at=?, error=?, pid=NULL, request=? WHERE job_id=?",
+                (status, time.time(), error, request, job_id),
             )
+        self._forget_old_pages()
+
+    def _forget_old_pages(self) -> None:
+        """Empty the WAL file, which still holds the pages written before a request was redacted."""
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def cancel_queued(self, job_id: str) -> bool:
         with self._tx() as db:
@@ -167,7 +182,13 @@ class JobStore:
                 "UPDATE jobs SET status='cancelled', finished_at=? WHERE job_id=? AND status='queued'",
                 (time.time(), job_id),
             )
-            return cur.rowcount == 1
+            if cur.rowcount != 1:
+                return False
+            row = db.execute("SELECT request FROM jobs WHERE job_id=?", (job_id,)).fetchone()
+            request = json.dumps(redact(json.loads(row["request"])))
+            db.execute("UPDATE jobs SET request=? WHERE job_id=?", (request, job_id))
+        self._forget_old_pages()
+        return True
 
     def requeue_running(self) -> list[JobRow]:
         """Put jobs a previous server left ``running`` back in the queue; returns them as they were."""
