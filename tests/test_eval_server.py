@@ -173,6 +173,9 @@ def test_bad_requests(server: Server) -> None:
         response = client.post("/evaluate", json={"model": "dummy", "tasks": "x", "output_path": "/etc"})
         assert response.status_code == 422
         assert client.get("/jobs/nope").status_code == 404
+        huge = {"model": "dummy", "tasks": "demo_qa", "system_instruction": "x" * 1_100_000}
+        response = client.post("/evaluate", json=huge)
+        assert response.status_code == 413 and "1000000 bytes" in response.json()["detail"]
 
 
 def test_no_token_on_loopback(tmp_path: Path) -> None:

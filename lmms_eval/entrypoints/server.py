@@ -184,7 +184,7 @@ def register_secret_values(keywords: dict[str, Any]) -> None:
 
 
 def _auth(service: Service) -> Any:
-    def check(request: Request) -> None:
+    async def check(request: Request) -> None:  # async: no thread hand-off on every request
         if service.token is None:
             return
         header = request.headers.get("authorization", "")
@@ -306,6 +306,23 @@ def _info_routes(router: APIRouter, service: Service) -> None:
         return {"output_path": str(merged if merged is not None else output)}
 
 
+class _BodyLimit:
+    """A 413 for a request whose declared body is over ``limit`` bytes (plain ASGI: no per-request
+    task group, unlike ``@app.middleware``)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            length = dict(scope.get("headers") or []).get(b"content-length", b"")
+            if length.isdigit() and int(length) > self.limit:
+                response = JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(args: ServerArgs, token: str | None = None) -> FastAPI:
     """The FastAPI app; the scheduler runs while the app's lifespan lasts."""
     service = Service(args, token if token is not None else resolve_token(args))
@@ -327,12 +344,7 @@ def create_app(args: ServerArgs, token: str | None = None) -> FastAPI:
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
 
-    @app.middleware("http")
-    async def _limit_body(request: Request, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > args.max_body_bytes:
-            return JSONResponse({"detail": f"request body over {args.max_body_bytes} bytes"}, status_code=413)
-        return await call_next(request)
+    app.add_middleware(_BodyLimit, limit=args.max_body_bytes)
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -412,15 +412,22 @@ def _field_cli(info: FieldInfo) -> Cli:
     return next(m for m in info.metadata if isinstance(m, Cli))
 
 
+@functools.cache
+def _clis() -> dict[str, Cli]:
+    """Each option's :class:`Cli`, read once (the eval server asks on every submission)."""
+    return {name: _field_cli(info) for name, info in EvalSettings.model_fields.items()}
+
+
 def cli_of(name: str) -> Cli:
     """The command-line spelling of option ``name``."""
-    return _field_cli(EvalSettings.model_fields[name])
+    return _clis()[name]
 
 
 def options(scope: Scope | None = None) -> Iterator[tuple[str, FieldInfo]]:
     """``(name, field)`` of every option (of one scope), in definition order."""
+    clis = _clis()
     for name, info in EvalSettings.model_fields.items():
-        if scope is None or _field_cli(info).scope == scope:
+        if scope is None or clis[name].scope == scope:
             yield name, info
 
 
