@@ -159,3 +159,59 @@ def build_tiny_whisper(folder: str, seed: int = 0) -> str:
         feature_extractor=WhisperFeatureExtractor(feature_size=80), tokenizer=tokenizer
     ).save_pretrained(folder)
     return folder
+
+
+QWEN_AUDIO_SPECIAL = ["<|AUDIO|>", "<|audio_bos|>", "<|audio_eos|>"]
+QWEN_AUDIO_TEMPLATE = (
+    "{% set audio_count = namespace(value=0) %}{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'audio' %}{% set audio_count.value = audio_count.value + 1 %}"
+    "Audio {{ audio_count.value }}: <|audio_bos|><|AUDIO|><|audio_eos|>\n"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _qwen_tokenizer(extra: list[str], template: str) -> Any:
+    """The tiny Qwen byte-level BPE tokenizer of :mod:`lmms_eval.models.hf.tiny` plus ``extra`` tokens."""
+    from lmms_eval.models.hf.tiny import build_tokenizer
+
+    tokenizer = build_tokenizer("qwen2_vl", CORPUS, vocab_size=400)
+    tokenizer.add_special_tokens({"additional_special_tokens": extra}, replace_extra_special_tokens=False)
+    tokenizer.chat_template = template
+    return tokenizer
+
+
+def build_tiny_qwen2_audio(folder: str, seed: int = 0) -> str:
+    """Write a tiny random Qwen2-Audio checkpoint (processor included) to ``folder``."""
+    import torch
+    from transformers import (
+        GenerationConfig,
+        Qwen2AudioConfig,
+        Qwen2AudioForConditionalGeneration,
+        Qwen2AudioProcessor,
+        WhisperFeatureExtractor,
+    )
+
+    torch.manual_seed(seed)
+    tokenizer = _qwen_tokenizer(QWEN_AUDIO_SPECIAL, QWEN_AUDIO_TEMPLATE)
+    config = Qwen2AudioConfig(
+        audio_config={"d_model": 16, "encoder_layers": 1, "encoder_attention_heads": 2,
+                      "encoder_ffn_dim": 32, "num_mel_bins": 80, "max_source_positions": 1500},
+        text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 64,
+                     "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1,
+                     "max_position_embeddings": 2048, "pad_token_id": tokenizer.pad_token_id,
+                     "eos_token_id": tokenizer.eos_token_id},
+        audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"),
+    )  # fmt: skip
+    model = Qwen2AudioForConditionalGeneration(config).eval()
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=False
+    )
+    model.save_pretrained(folder)
+    Qwen2AudioProcessor(
+        feature_extractor=WhisperFeatureExtractor(feature_size=80),
+        tokenizer=tokenizer,
+        chat_template=QWEN_AUDIO_TEMPLATE,
+    ).save_pretrained(folder)
+    return folder

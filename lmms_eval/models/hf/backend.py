@@ -57,7 +57,8 @@ Media
     frame indices and frame rate as ``video_metadata``, for the processors with a video processor:
     Qwen2-VL, Qwen2.5-VL, Qwen3-VL, InternVL, LLaVA-OneVision, SmolVLM; they need torchvision),
     ``frames`` as consecutive images (every family), ``auto`` (default) native when the processor
-    has a video processor and the chat template renders a video part. Audio is not supported.
+    has a video processor and the chat template renders a video part. Audio parts are read only by
+    the audio backends (:mod:`lmms_eval.models.hf.qwen2_audio`); the others reject them.
 
     ``generate_until`` loads the media of the next batch while the model generates the current one
     (:func:`~lmms_eval.media.prefetch_batches`; ``LMMS_MEDIA_PREFETCH`` batches ahead, default 1,
@@ -217,20 +218,23 @@ class GenerationSettings:
 
 @dataclass
 class Prompt:
-    """A rendered prompt: the text (one placeholder per image and per native video) and its images
-    and native videos, in order."""
+    """A rendered prompt: the text (one placeholder per image, native video and audio clip) and its
+    images, native videos and audio clips (for the audio backends), in order."""
 
     text: str
     images: list[Any] = field(default_factory=list)
     videos: list[DecodedVideo] = field(default_factory=list)
+    audios: list[Any] = field(default_factory=list)
 
 
 @dataclass
 class _Media:
-    """The media of a prompt: images (video frames included in ``frames`` mode) and native videos."""
+    """The media of a prompt: images (video frames included in ``frames`` mode), native videos and
+    audio clips."""
 
     images: list[Any] = field(default_factory=list)
     videos: list[DecodedVideo] = field(default_factory=list)
+    audios: list[Any] = field(default_factory=list)
 
 
 class FirstTokenTimer:
@@ -275,6 +279,7 @@ class HFVisionLanguageModel(lmms):
     model_id: ClassVar[str | None] = None  # the registry id named in errors (else the class name)
     default_pretrained: ClassVar[str | None] = None
     model_types: ClassVar[tuple[str, ...]] = ()
+    model_class: ClassVar[str] = "AutoModelForImageTextToText"  # the transformers class that loads it
 
     def __init__(
         self,
@@ -390,7 +395,8 @@ class HFVisionLanguageModel(lmms):
         attn_implementation: str | None,
         trust_remote_code: bool,
     ) -> Any:
-        from transformers import AutoConfig, AutoModelForImageTextToText
+        import transformers
+        from transformers import AutoConfig
 
         label = self.model_id or type(self).__name__
         with loading_errors(self.checkpoint, label):
@@ -414,7 +420,7 @@ class HFVisionLanguageModel(lmms):
             kwargs["attn_implementation"] = attn_implementation
         if device_map:
             kwargs["device_map"] = device_map
-        auto_class: Any = AutoModelForImageTextToText
+        auto_class: Any = getattr(transformers, self.model_class)
         with loading_errors(self.checkpoint, label):
             model = auto_class.from_pretrained(self.checkpoint.path, **kwargs)
         if not device_map:
@@ -476,9 +482,14 @@ class HFVisionLanguageModel(lmms):
                 elif kind == "video":
                     parts.extend(self._video_parts(part, media, load))
                 else:
-                    raise LmmsEvalError(f"{type(self).__name__}: audio inputs are not supported")
+                    parts.append(self._audio_part(part, media, load))
             converted.append({"role": message["role"], "content": parts})
         return self._apply_system_prompt(converted, self.system_prompt), media
+
+    def _audio_part(self, part: dict[str, Any], media: _Media, load: bool) -> dict[str, Any]:
+        """Read one audio part into ``media``; the message part that stands for it. The audio
+        backends (:mod:`lmms_eval.models.hf.qwen2_audio`) override this."""
+        raise LmmsEvalError(f"{type(self).__name__}: audio inputs are not supported")
 
     def _video_parts(self, part: dict[str, Any], media: _Media, load: bool) -> list[dict[str, Any]]:
         """Read one video part into ``media``; the message parts that stand for it."""
@@ -511,12 +522,12 @@ class HFVisionLanguageModel(lmms):
         media = media if isinstance(media, _Media) else _Media(images=list(media))
         if self.chat_template:
             text = self.processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-            return Prompt(str(text), media.images, media.videos)
+            return Prompt(str(text), media.images, media.videos, media.audios)
         pieces: list[str] = []
         for message in messages:
             for part in message["content"]:
                 pieces.append(part["text"] if part["type"] == "text" else self.image_token)
-        return Prompt("".join(pieces), media.images, media.videos)
+        return Prompt("".join(pieces), media.images, media.videos, media.audios)
 
     def _simple_messages(self, context: str, visuals: Sequence[Any]) -> list[dict[str, Any]]:
         """A user message from a simple context: ``<image>`` placeholders are filled in order,
@@ -569,6 +580,7 @@ class HFVisionLanguageModel(lmms):
         images: list[list[Any]],
         side: str,
         videos: list[list[DecodedVideo]] | None = None,
+        audios: list[list[Any]] | None = None,
     ) -> Any:
         """Processor outputs for a batch (padded on ``side``), on the model's device and dtype."""
         kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True}
@@ -576,9 +588,15 @@ class HFVisionLanguageModel(lmms):
             kwargs["images"] = images
         if videos and any(videos):
             kwargs.update(native_video_inputs([v for row in videos for v in row]))
+        if audios and any(audios):
+            kwargs.update(self._audio_inputs([a for row in audios for a in row]))
         with _padding_side(self.tokenizer, side):
             batch = self.processor(**kwargs)
         return batch.to(self.device).to(self.model.dtype)
+
+    def _audio_inputs(self, audios: list[Any]) -> dict[str, Any]:
+        """The processor arguments of a batch's audio clips (the audio backends override this)."""
+        raise LmmsEvalError(f"{type(self).__name__}: audio inputs are not supported")
 
     def _length_key(self, prompt: Prompt) -> int:
         frames = sum(self.max_num_frames for _ in prompt.videos)
@@ -635,7 +653,7 @@ class HFVisionLanguageModel(lmms):
     def _generation_batches(
         self, prompts: Sequence[Prompt], settings: Sequence[GenerationSettings]
     ) -> Iterator[list[int]]:
-        keys = {i: (settings[i], bool(p.images or p.videos)) for i, p in enumerate(prompts)}
+        keys = {i: (settings[i], bool(p.images or p.videos or p.audios)) for i, p in enumerate(prompts)}
         lengths = {i: self._length_key(p) for i, p in enumerate(prompts)}
         return self._batches(keys, lengths)
 
@@ -710,7 +728,11 @@ class HFVisionLanguageModel(lmms):
         started = time.perf_counter()
         timer = FirstTokenTimer()
         inputs = self._encode(
-            [p.text for p in prompts], [p.images for p in prompts], "left", [p.videos for p in prompts]
+            [p.text for p in prompts],
+            [p.images for p in prompts],
+            "left",
+            [p.videos for p in prompts],
+            [p.audios for p in prompts],
         )
         config = self._generation_config(settings)
         extra: dict[str, Any] = {}
@@ -870,7 +892,7 @@ class HFVisionLanguageModel(lmms):
                 contexts.append(Prompt(""))
             continuations.append(resolve_continuation(request.args[1], doc))
         ok = [i for i in range(len(requests)) if i not in failed]
-        keys = {i: bool(contexts[i].images or contexts[i].videos) for i in ok}
+        keys = {i: bool(contexts[i].images or contexts[i].videos or contexts[i].audios) for i in ok}
         lengths = {
             i: self._length_key(Prompt(contexts[i].text + continuations[i], contexts[i].images)) for i in ok
         }
@@ -888,9 +910,10 @@ class HFVisionLanguageModel(lmms):
 
         images = [p.images for p in contexts]
         videos = [p.videos for p in contexts]
-        context_inputs = self._encode([p.text for p in contexts], images, "right", videos)
+        audios = [p.audios for p in contexts]
+        context_inputs = self._encode([p.text for p in contexts], images, "right", videos, audios)
         full_inputs = self._encode(
-            [p.text + c for p, c in zip(contexts, continuations)], images, "right", videos
+            [p.text + c for p, c in zip(contexts, continuations)], images, "right", videos, audios
         )
         with torch.inference_mode():
             logits = self.model(**full_inputs).logits
