@@ -1,4 +1,4 @@
-"""The Qwen audio chat models (``qwen2_audio``) on tiny random checkpoints built at test time:
+"""The Qwen audio chat models (``qwen2_audio``, ``qwen2_5_omni``) on tiny random checkpoints built at test time:
 registration, audio parts reaching the model, batched == single, broken audio as a per-request
 failure, loglikelihood."""
 
@@ -13,13 +13,13 @@ import pytest
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from audio_fixtures import build_tiny_qwen2_audio, speak, tone
+from audio_fixtures import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio, speak, tone
 
 pytest.importorskip("transformers")
 pytest.importorskip("soxr")
 
 TASK, SPLIT = "audio_qa", "test"
-BUILDERS = {"qwen2_audio": build_tiny_qwen2_audio}
+BUILDERS = {"qwen2_audio": build_tiny_qwen2_audio, "qwen2_5_omni": build_tiny_qwen2_5_omni}
 
 
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
@@ -132,3 +132,51 @@ def test_loglikelihood_and_text_only(checkpoint: tuple[str, str]) -> None:
         "generate_until", (text_only, {"max_new_tokens": 3}, None, 0, TASK, SPLIT), 0, request(0).metadata
     )
     assert isinstance(engine.generate_until([plain])[0], GenerationResult)
+
+
+def test_omni_loads_the_thinker_only(tmp_path: Path) -> None:
+    """The released Omni checkpoint holds the talker too; evaluation builds and loads only the thinker."""
+    from safetensors import safe_open
+
+    folder = build_tiny_qwen2_5_omni(str(tmp_path / "omni"))
+    with safe_open(str(Path(folder) / "model.safetensors"), "pt") as weights:
+        prefixes = {key.split(".")[0] for key in weights.keys()}  # noqa: SIM118 (not a dict)
+    assert prefixes == {"thinker", "talker", "token2wav"}
+    engine = model(("qwen2_5_omni", folder))
+    assert type(engine.model).__name__ == "Qwen2_5OmniThinkerForConditionalGeneration"
+    names = {name.split(".")[0] for name, _ in engine.model.named_parameters()}
+    assert names and not names & {"talker", "token2wav"}
+    from PIL import Image
+
+    def image_and_audio(doc: dict[str, Any]) -> list[dict[str, Any]]:
+        image = {"type": "image", "url": Image.new("RGB", (64, 48), "red")}
+        return [{"role": "user", "content": [image, *doc_to_messages(doc)[0]["content"]]}]
+
+    both = Instance(
+        "generate_until",
+        (image_and_audio, {"max_new_tokens": 4}, None, 0, TASK, SPLIT),
+        0,
+        request(0).metadata,
+    )
+    outs = engine.generate_until([request(0), both])
+    assert all(isinstance(o, GenerationResult) and o.token_counts for o in outs)
+    counts = [o.token_counts.input_tokens for o in outs if isinstance(o, GenerationResult) and o.token_counts]
+    assert counts[1] > counts[0]  # the image's tokens are in the prompt
+
+
+def test_audio_from_doc_to_visual(checkpoint: tuple[str, str]) -> None:
+    """A simple-layout request (audio dicts from ``doc_to_visual``, as the published audio tasks
+    give them) reaches the model as the same audio part as ``doc_to_messages``."""
+    engine = model(checkpoint)
+
+    def visuals(doc: dict[str, Any]) -> list[Any]:
+        return [doc["audio"]]
+
+    simple = Instance(
+        "generate_until",
+        (docs()[1]["question"], {"max_new_tokens": 6}, visuals, 1, TASK, SPLIT),
+        0,
+        request(1).metadata,
+    )
+    out = engine.generate_until([simple, request(1)])
+    assert isinstance(out[0], GenerationResult) and texts(out[:1]) == texts(out[1:])

@@ -90,6 +90,11 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
         chat="lmms_eval.models.hf.qwen2_audio.Qwen2Audio",
         install="pip install 'lmms_eval[hf,audio]'",
     ),
+    _builtin(
+        "qwen2_5_omni",
+        chat="lmms_eval.models.hf.qwen2_5_omni.Qwen2_5Omni",
+        install="pip install 'lmms_eval[hf,audio]'",
+    ),
     _builtin("qwen3_vl", chat="Qwen3_VL", simple="Qwen3_VL", aliases=("qwen3_vl_chat",), install=INSTALL_HF),
     _builtin("sglang", chat="SGLang", aliases=("sglang_runtime",), install=INSTALL_SGLANG),
     _builtin("smolvlm", chat="SmolVLM", aliases=("smolvlm2",), install=INSTALL_HF),

@@ -215,3 +215,104 @@ def build_tiny_qwen2_audio(folder: str, seed: int = 0) -> str:
         chat_template=QWEN_AUDIO_TEMPLATE,
     ).save_pretrained(folder)
     return folder
+
+
+# Qwen2.5-Omni's named special tokens (its processor reads them from the tokenizer) and the parts
+# of its chat template that matter here: audio, image and video between their begin/end tokens.
+OMNI_TOKENS = {
+    "image_token": "<|IMAGE|>",
+    "audio_token": "<|AUDIO|>",
+    "video_token": "<|VIDEO|>",
+    "vision_bos_token": "<|vision_bos|>",
+    "vision_eos_token": "<|vision_eos|>",
+    "audio_bos_token": "<|audio_bos|>",
+    "audio_eos_token": "<|audio_eos|>",
+}
+OMNI_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'audio' %}<|audio_bos|><|AUDIO|><|audio_eos|>"
+    "{% elif part['type'] == 'image' %}<|vision_bos|><|IMAGE|><|vision_eos|>"
+    "{% elif part['type'] == 'video' %}<|vision_bos|><|VIDEO|><|vision_eos|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_qwen2_5_omni(folder: str, seed: int = 0) -> str:
+    """Write a tiny random Qwen2.5-Omni checkpoint to ``folder`` in the released layout: the thinker
+    (audio and vision encoders, a one-layer language model), the talker and its vocoder, an empty
+    speaker table, and the processor (without its video processor)."""
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        GenerationConfig,
+        Qwen2_5OmniConfig,
+        Qwen2_5OmniForConditionalGeneration,
+        Qwen2VLImageProcessorPil,
+        WhisperFeatureExtractor,
+    )
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    _qwen_tokenizer([], OMNI_TEMPLATE).save_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder, extra_special_tokens=OMNI_TOKENS)
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in OMNI_TOKENS.items()}
+    torch.manual_seed(seed)
+    text = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "max_position_embeddings": 4096,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+        "pad_token_id": tokenizer.pad_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+    thinker = {
+        "audio_config": {"d_model": 16, "encoder_layers": 1, "encoder_attention_heads": 2, "encoder_ffn_dim": 32,
+                         "num_mel_bins": 128, "max_source_positions": 1500, "output_dim": 32},
+        "vision_config": {"depth": 1, "hidden_size": 16, "intermediate_size": 32, "num_heads": 2,
+                          "out_hidden_size": 32, "fullatt_block_indexes": [0]},
+        "text_config": text,
+        "audio_token_index": ids["audio_token"], "image_token_index": ids["image_token"],
+        "video_token_index": ids["video_token"], "audio_start_token_id": ids["audio_bos_token"],
+        "audio_end_token_id": ids["audio_eos_token"],
+    }  # fmt: skip
+    talker = {
+        "vocab_size": 64,
+        "embedding_size": 32,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 16,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+    }
+    token2wav = {
+        "dit_config": {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "head_dim": 16,
+                       "emb_dim": 16, "enc_emb_dim": 16, "enc_dim": 32, "enc_channels": [32, 32, 32, 32, 64],
+                       "enc_attention_channels": 16, "enc_se_channels": 16, "num_embeds": 64, "mel_dim": 16},
+        "bigvgan_config": {"mel_dim": 16, "upsample_initial_channel": 32, "upsample_rates": [2, 2],
+                           "upsample_kernel_sizes": [4, 4], "resblock_kernel_sizes": [3],
+                           "resblock_dilation_sizes": [[1, 3, 5]]},
+    }  # fmt: skip
+    config = Qwen2_5OmniConfig(thinker_config=thinker, talker_config=talker, token2wav_config=token2wav)
+    config.thinker_config.vision_start_token_id = ids["vision_bos_token"]
+    model = Qwen2_5OmniForConditionalGeneration(config).eval()
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=False
+    )
+    model.save_pretrained(folder)
+    torch.save({}, Path(folder) / "spk_dict.pt")  # from_pretrained reads the talker's speakers
+    processor = register_no_video_processors()["Qwen2_5OmniProcessor"]
+    processor(
+        image_processor=Qwen2VLImageProcessorPil(),
+        feature_extractor=WhisperFeatureExtractor(feature_size=128),
+        tokenizer=tokenizer,
+        chat_template=OMNI_TEMPLATE,
+    ).save_pretrained(folder)
+    return folder

@@ -90,6 +90,7 @@ from lmms_eval.media import (
     FrameSelection,
     Loaded,
     MediaError,
+    content_part,
     decode_video,
     is_video,
     load_image,
@@ -280,6 +281,7 @@ class HFVisionLanguageModel(lmms):
     default_pretrained: ClassVar[str | None] = None
     model_types: ClassVar[tuple[str, ...]] = ()
     model_class: ClassVar[str] = "AutoModelForImageTextToText"  # the transformers class that loads it
+    load_kwargs: ClassVar[dict[str, Any]] = {}  # extra ``from_pretrained`` arguments of the family
 
     def __init__(
         self,
@@ -413,6 +415,7 @@ class HFVisionLanguageModel(lmms):
                 model_type,
             )
         kwargs: dict[str, Any] = {
+            **self.load_kwargs,
             "dtype": resolve_dtype(torch_dtype),
             "trust_remote_code": bool(trust_remote_code),
         }
@@ -531,16 +534,19 @@ class HFVisionLanguageModel(lmms):
 
     def _simple_messages(self, context: str, visuals: Sequence[Any]) -> list[dict[str, Any]]:
         """A user message from a simple context: ``<image>`` placeholders are filled in order,
-        remaining visuals (and all videos) go first."""
+        remaining visuals (and all videos and audio clips) go first."""
         media: list[dict[str, Any]] = []
         for visual in visuals:
-            media.append(
-                {"type": "video", "url": visual} if is_video(visual) else {"type": "image", "url": visual}
-            )
+            if content_part(visual)["type"] == "audio":
+                media.append({"type": "audio", "url": visual})
+            else:
+                media.append(
+                    {"type": "video", "url": visual} if is_video(visual) else {"type": "image", "url": visual}
+                )
         pieces = context.split(IMAGE_PLACEHOLDER)
         images = [m for m in media if m["type"] == "image"]
         slots = min(len(pieces) - 1, len(images))
-        leading = [m for m in media if m["type"] == "video"] + images[: len(images) - slots]
+        leading = [m for m in media if m["type"] != "image"] + images[: len(images) - slots]
         inline = images[len(images) - slots :]
         content: list[dict[str, Any]] = list(leading)
         for i, piece in enumerate(pieces):

@@ -1,8 +1,8 @@
 """Processor loading that works without torchvision.
 
-In transformers 5, the Qwen2-VL / Qwen2.5-VL / Qwen3-VL and SmolVLM processors insist on a video
-processor, and every video processor needs torchvision; without it ``AutoProcessor`` either raises
-or silently returns only the tokenizer. These subclasses drop the video processor (images still use
+In transformers 5, the Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen2.5-Omni, SmolVLM and InternVL
+processors insist on a video processor, and every video processor needs torchvision; without it
+``AutoProcessor`` either raises or silently returns only the tokenizer. These subclasses drop the video processor (images still use
 the PIL image processors) and are registered with ``AutoProcessor`` so folders saved with them load.
 :func:`load_processor` tries the normal route first and falls back to them with a clear message.
 """
@@ -20,6 +20,10 @@ logger = logging.getLogger(__name__)
 
 _REGISTERED = False
 _SHIMS: dict[str, type] = {}
+_OMNI_TOKENS = (
+    *(f"{kind}_token{suffix}" for kind in ("image", "audio", "video") for suffix in ("", "_id")),
+    *(f"{kind}_{edge}_token" for kind in ("vision", "audio") for edge in ("bos", "eos")),
+)
 
 
 def torchvision_available() -> bool:
@@ -38,7 +42,7 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, seq_arg: str | No
 
     ``ProcessorMixin`` reads the saved attributes from the constructor's signature, so arguments
     that must survive a save/load round trip (SmolVLM's ``image_seq_len``, InternVL's
-    ``image_seq_length``) are named explicitly.
+    ``image_seq_length``, Qwen2.5-Omni's ``feature_extractor``) are named explicitly.
     """
 
     def __init__(
@@ -72,7 +76,27 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, seq_arg: str | No
     ) -> None:
         __init__(self, image_processor, tokenizer, chat_template, image_seq_length=image_seq_length, **kwargs)
 
-    inits = {None: __init__, "image_seq_len": __init_seq_len__, "image_seq_length": __init_seq_length__}
+    def __init_audio__(  # Qwen2.5-Omni: (image, video, feature extractor, tokenizer, template)
+        self: Any,
+        image_processor: Any = None,
+        feature_extractor: Any = None,
+        tokenizer: Any = None,
+        chat_template: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        # the base passes its four parts on by position, which would shift them here: set them
+        # directly, then the tokenizer's named tokens the base constructor copies
+        parent: Any = super(base, self).__init__
+        parent(image_processor, feature_extractor, tokenizer, chat_template=chat_template)
+        for name in _OMNI_TOKENS:
+            setattr(self, name, getattr(self.tokenizer, name))
+
+    inits = {
+        None: __init__,
+        "image_seq_len": __init_seq_len__,
+        "image_seq_length": __init_seq_length__,
+        "feature_extractor": __init_audio__,
+    }
     namespace: dict[str, Any] = {"__init__": inits[seq_arg], "__module__": __name__}
     namespace.update(extra or {})
     return type(f"{base.__name__}NoVideo", (base,), namespace)
@@ -96,6 +120,7 @@ def register_no_video_processors() -> dict[str, type]:
         ("Qwen3VLProcessor", "Qwen3VLConfig", None),
         ("SmolVLMProcessor", "SmolVLMConfig", {"apply_chat_template": _smolvlm_apply_chat_template}),
         ("InternVLProcessor", "InternVLConfig", None),
+        ("Qwen2_5OmniProcessor", "Qwen2_5OmniConfig", None),
     ]
     for processor_name, config_name, extra in pairs:
         base = getattr(transformers, processor_name, None)
@@ -105,9 +130,11 @@ def register_no_video_processors() -> dict[str, type]:
         if processor_name in _SHIMS:
             classes[processor_name] = _SHIMS[processor_name]
             continue
-        seq_arg = {"SmolVLMProcessor": "image_seq_len", "InternVLProcessor": "image_seq_length"}.get(
-            processor_name
-        )
+        seq_arg = {
+            "SmolVLMProcessor": "image_seq_len",
+            "InternVLProcessor": "image_seq_length",
+            "Qwen2_5OmniProcessor": "feature_extractor",
+        }.get(processor_name)
         shim = _no_video(base, extra, seq_arg)
         _SHIMS[processor_name] = shim
         setattr(transformers, shim.__name__, shim)  # so saved processor_config.json names resolve
@@ -161,5 +188,6 @@ def _processor_class_for(config: Any) -> str:
         "qwen3_vl": "Qwen3VLProcessor",
         "smolvlm": "SmolVLMProcessor",
         "internvl": "InternVLProcessor",
+        "qwen2_5_omni": "Qwen2_5OmniProcessor",
     }
     return names.get(getattr(config, "model_type", ""), "")
