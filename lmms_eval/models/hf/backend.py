@@ -425,12 +425,17 @@ class HFVisionLanguageModel(lmms):
             kwargs["device_map"] = device_map
         auto_class: Any = getattr(transformers, self.model_class)
         with loading_errors(self.checkpoint, label):
-            model = auto_class.from_pretrained(self.checkpoint.path, **kwargs)
+            model = self._model_for_evaluation(auto_class.from_pretrained(self.checkpoint.path, **kwargs))
         if not device_map:
             model = model.to(self._device)
         if str(self._device).startswith("cpu"):
             fit_threads_to_model(import_torch(label), sum(p.numel() for p in model.parameters()))
         return model.eval()
+
+    def _model_for_evaluation(self, loaded: Any) -> Any:
+        """The module that generates and scores, out of what ``model_class`` loaded (itself here;
+        a family whose checkpoint wraps more than one model picks its text model)."""
+        return loaded
 
     # -- properties -------------------------------------------------------------------------------
 

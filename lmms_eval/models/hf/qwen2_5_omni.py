@@ -32,16 +32,9 @@ class Qwen2_5Omni(HFAudioLanguageModel):
     model_class: ClassVar[str] = "Qwen2_5OmniForConditionalGeneration"
     load_kwargs: ClassVar[dict[str, Any]] = {"enable_audio_output": False}
 
-    def _load_model(
-        self,
-        device_map: str | None,
-        torch_dtype: str | None,
-        attn_implementation: str | None,
-        trust_remote_code: bool,
-    ) -> Any:
-        omni = super()._load_model(device_map, torch_dtype, attn_implementation, trust_remote_code)
-        thinker = omni.thinker
-        thinker.generation_config = omni.generation_config  # the checkpoint's stop tokens and defaults
+    def _model_for_evaluation(self, loaded: Any) -> Any:
+        thinker = loaded.thinker
+        thinker.generation_config = loaded.generation_config  # the checkpoint's stop tokens and defaults
         return thinker
 
 
