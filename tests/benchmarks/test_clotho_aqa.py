@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audio_fixtures import wav_clip, write_audio_split
+from audio_fixtures import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio, wav_clip, write_audio_split
 from bench_helpers import ScriptedModel
 
 REPO = "lmms-lab-audio/ClothoAQA"
@@ -54,3 +54,22 @@ def test_prompt_and_audio(clotho_data: None, run_benchmark: Any) -> None:
     [message] = chat.seen["clotho_aqa_val"][1]
     assert [p["type"] for p in message["content"]] == ["audio", "text"]
     assert message["content"][1]["text"] == "Are birds singing?" + POST
+
+
+@pytest.mark.parametrize("model_id", ["qwen2_audio", "qwen2_5_omni"])
+def test_tiny_audio_chat_models_end_to_end(
+    clotho_data: None, run_benchmark: Any, tmp_path: Path, model_id: str
+) -> None:
+    """The whole path with a real (tiny, random) audio chat model: task messages, audio decoding
+    and resampling, the engine, scoring; every document answered, none failed."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("soxr")
+    from lmms_eval.models import get_model
+
+    build = {"qwen2_audio": build_tiny_qwen2_audio, "qwen2_5_omni": build_tiny_qwen2_5_omni}[model_id]
+    folder = build(str(tmp_path / model_id))
+    model = get_model(model_id).create_from_arg_string(f"pretrained={folder},device=cpu,batch_size=2", {})
+    out = run_benchmark("clotho_aqa_test", _answer, model=model, gen_kwargs="max_new_tokens=3")
+    assert out["n-samples"]["clotho_aqa_test"]["effective"] == len(CASES)
+    assert "failed" not in out["n-samples"]["clotho_aqa_test"]
+    assert 0.0 <= out["results"]["clotho_aqa_test"]["exact_match,none"] <= 1.0
