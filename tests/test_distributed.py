@@ -1,6 +1,7 @@
 """Data-parallel runs: identical results for 1, 2 and 3 ranks, the cache across ranks, rank failures.
 
-The multi-rank tests start ``torchrun --standalone`` (gloo, CPU) on this very file: run as a
+The multi-rank tests start ``torchrun --standalone`` and ``accelerate launch`` (gloo, CPU) on this
+very file: run as a
 script, it is the *driver* that each rank executes; it reads a JSON plan and runs its evaluations
 one after another in the same process group, so each world size costs one launch. The plans and
 outputs are made once per module (:func:`launches`); the tests read them.
@@ -25,6 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 HAS_HF = HAS_TORCH and all(importlib.util.find_spec(n) for n in ("transformers", "safetensors"))
+HAS_ACCELERATE = HAS_TORCH and importlib.util.find_spec("accelerate") is not None
 MODEL = "rank_fault_dummy"  # the dummy model, plus a fault chosen by DIST_TEST_FAULT (see below)
 MODEL_ARGS = "answer_field=answer,accuracy=0.7"
 TASKS = ["dq_plain", "dq_group", "dq_mcr", "dq_ll", "dq_rep"]
@@ -156,6 +158,33 @@ def torchrun(
     return proc.returncode, output, time.monotonic() - started
 
 
+def accelerate_launch(
+    nproc: int, plan: dict[str, Any], work: Path, env: dict[str, str], name: str
+) -> tuple[int, str, float]:
+    """The driver under ``accelerate launch`` (its multi-process launcher, gloo on this CPU machine)."""
+    import socket
+
+    with socket.socket() as probe:  # a free port: accelerate's default 29500 may be taken
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    plan_path = work / f"{name}.plan.json"
+    plan_path.write_text(json.dumps(plan), encoding="utf-8")
+    argv = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", f"--num_processes={nproc}"]
+    argv += ["--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no", f"--main_process_port={port}"]
+    started = time.monotonic()
+    proc = subprocess.run(
+        [*argv, str(Path(__file__).resolve()), str(plan_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=work,
+        timeout=240,
+    )
+    output = proc.stdout + proc.stderr
+    (work / f"{name}.log").write_text(output, encoding="utf-8")
+    return proc.returncode, output, time.monotonic() - started
+
+
 def dummy_step(out: Path, **extra: Any) -> dict[str, Any]:
     return {
         "evaluate": {
@@ -243,6 +272,9 @@ def launches(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     if HAS_HF:
         steps3.append(hf_step(work / "hf3"))
     found["w3"] = torchrun(3, {"include_path": include, "steps": steps3}, work, env, "w3")
+    if HAS_ACCELERATE:  # the same run under accelerate launch
+        plan_acc = {"include_path": include, "steps": [dummy_step(work / "acc2")]}
+        found["acc2"] = accelerate_launch(2, plan_acc, work, env, "acc2")
     yield found
 
 
@@ -321,6 +353,15 @@ def test_results_and_samples_are_identical_for_any_number_of_ranks(
         json.loads((work / f"{world}.rank{r}.json").read_text())["results"] for r in range(int(world[1]))
     ]
     assert all(r == ranks[0] for r in ranks) and ranks[0] == one["results"]
+
+
+@pytest.mark.skipif(not HAS_ACCELERATE, reason="needs accelerate (the hf extra)")
+def test_accelerate_launch_gives_the_same_files(launches: dict[str, Any]) -> None:
+    assert_launch_ok(launches["acc2"])
+    work = launches["work"]
+    assert comparable(work / "acc2") == comparable(work / "w1")
+    assert results_file(work / "acc2")["distributed"] == {"world_size": 2, "launcher": "accelerate"}
+    assert len(list((work / "acc2").rglob("*_results.json"))) == 1  # rank 0 alone writes
 
 
 @pytest.mark.skipif(not HAS_HF, reason="needs torch and transformers")
