@@ -81,15 +81,21 @@ def _number(value: Any) -> float | None:
 
 
 def estimate_metric(
-    fn: Callable[..., Any], items: list[Any], value: Any, bootstrap_iters: int, seed: int
+    fn: Callable[..., Any],
+    items: list[Any],
+    value: Any,
+    bootstrap_iters: int,
+    seed: int,
+    binary_method: str = stats.WILSON,
 ) -> Estimate:
-    """Error bar of one aggregated metric of a resampleable ``fn``: analytic for means, bootstrap otherwise."""
+    """Error bar of one aggregated metric of a resampleable ``fn``: analytic for means (0/1 means get
+    the ``binary_method`` interval), bootstrap otherwise."""
     point = _number(value)
     if point is None:
         return Estimate(math.nan, n=len(items))
     # only the registered mean: a task's own function named "mean" may use another scale
     if fn is mean_aggregation and all(item is None or isinstance(item, (bool, int, float)) for item in items):
-        return stats.mean_estimate(items)
+        return stats.mean_estimate(items, binary_method=binary_method)
     return stats.bootstrap_estimate(fn, items, bootstrap_iters, seed=seed, value=point)
 
 
@@ -97,7 +103,9 @@ def estimate_metric(
 _SCALES = (1.0, 100.0)
 
 
-def per_document_estimate(items: list[Any], value: Any, score_key: str) -> tuple[Estimate, str]:
+def per_document_estimate(
+    items: list[Any], value: Any, score_key: str, binary_method: str = stats.WILSON
+) -> tuple[Estimate, str]:
     """The interval of the mean per-document score, when ``value`` is that mean (or 100 times it).
 
     For aggregations that must not be re-run. Returns the estimate (NaN parts when there is none)
@@ -109,7 +117,7 @@ def per_document_estimate(items: list[Any], value: Any, score_key: str) -> tuple
         return Estimate(
             math.nan if point is None else point, n=len(items)
         ), "no per-document score to give an interval"
-    plain = stats.mean_estimate(numbers)
+    plain = stats.mean_estimate(numbers, binary_method=binary_method)
     for scale in _SCALES:
         if math.isclose(point, scale * plain.value, rel_tol=1e-9, abs_tol=1e-12):
             estimate = Estimate(
@@ -134,7 +142,11 @@ def _not_resampled(raw_fn: Callable[..., Any]) -> str:
 
 
 def aggregate_task(
-    result: TaskResult, bootstrap_iters: int, seed: int = 1234, context: AggregationContext | None = None
+    result: TaskResult,
+    bootstrap_iters: int,
+    seed: int = 1234,
+    context: AggregationContext | None = None,
+    binary_method: str = stats.WILSON,
 ) -> dict[str, Any]:
     """Scores, standard errors and intervals of one task (see the module docstring for the keys).
 
@@ -157,9 +169,9 @@ def aggregate_task(
         for sub, sub_value in named:  # an aggregation may return several named scores
             sub_fn = fn if fn is None or not isinstance(value, dict) else _sub_aggregation(fn, sub)
             if sub_fn is not None:
-                estimate = estimate_metric(sub_fn, items, sub_value, bootstrap_iters, key_seed)
+                estimate = estimate_metric(sub_fn, items, sub_value, bootstrap_iters, key_seed, binary_method)
             else:
-                estimate, how = per_document_estimate(items, sub_value, task.config.score_key)
+                estimate, how = per_document_estimate(items, sub_value, task.config.score_key, binary_method)
                 notes[f"{sub},{filter_key}"] = f"{_not_resampled(raw_fn)}; {how}"
             if not isinstance(value, dict):
                 result.estimates[key] = estimate

@@ -341,6 +341,7 @@ def _run_evaluation(
             limit=settings.limit,
             offset=settings.offset,
             bootstrap_iters=settings.bootstrap_iters,
+            ci_method=settings.ci_method,
             log_samples=settings.log_samples or settings.predict_only or loggers.writes_samples,
             reasoning_tags=parse_reasoning_tags_config(settings.reasoning_tags),
             writer=writer,
@@ -528,6 +529,7 @@ def evaluate(
     request_cache: RequestCache | None = None,
     progress: ProgressCallback | None = None,
     group: RunGroup | None = None,
+    ci_method: str = "wilson",
 ) -> dict[str, Any]:
     """Run the loaded tasks through ``lm`` and aggregate the scores.
 
@@ -558,6 +560,7 @@ def evaluate(
     )
     run.progress = progress
     run.group = group or RunGroup()
+    run.ci_method = ci_method
     current = ""
     try:
         for number, task in enumerate(leaves, 1):
@@ -633,6 +636,7 @@ class _TaskRunner:
         self.show_progress = show_progress
         self.progress: ProgressCallback | None = None
         self.group = RunGroup()
+        self.ci_method = "wilson"  # the interval of 0/1 means (--ci_method)
         self.position: tuple[int, int] = (1, 1)
         self.scores: dict[str, dict[str, Any]] = {}
         self.task_results: dict[str, aggregation.TaskResult] = {}
@@ -689,7 +693,9 @@ class _TaskRunner:
             writer.directory if writer is not None else None,
             writer.timestamp if writer is not None else None,
         )
-        self.scores[name] = aggregation.aggregate_task(task_result, bootstrap_iters, seed, context)
+        self.scores[name] = aggregation.aggregate_task(
+            task_result, bootstrap_iters, seed, context, binary_method=self.ci_method
+        )
         if context.written:
             results.setdefault("submissions", {})[name] = context.written
         if baseline is not None:

@@ -170,6 +170,20 @@ def test_mean_metric_gets_the_analytic_error_of_the_samples(manager: TaskManager
     )
 
 
+def test_ci_method_clopper_pearson_gives_the_exact_interval(manager: TaskManager, tmp_path: Path) -> None:
+    results = evaluate(manager, ["em"], tmp_path / "o", ci_method="clopper-pearson")
+    scores = results["results"]["em"]
+    per_doc = np.asarray([s["exact_match"] for s in samples(tmp_path / "o", "em")], dtype=float)
+    low, high = proportion_confint(int(per_doc.sum()), N_DOCS, method="beta")  # Clopper-Pearson
+    wilson = proportion_confint(int(per_doc.sum()), N_DOCS, method="wilson")
+    assert (low, high) != pytest.approx(wilson)  # the two methods differ here: the test can tell
+    assert scores["exact_match_ci_lower,none"] == pytest.approx(float(low), rel=1e-9)
+    assert scores["exact_match_ci_upper,none"] == pytest.approx(float(high), rel=1e-9)
+    assert scores["ci_methods"]["exact_match,none"] == "clopper-pearson"
+    assert scores["ci_methods"]["f1,none"] == "bootstrap-percentile"  # only 0/1 means change
+    assert results["config"]["ci_method"] == "clopper-pearson"
+
+
 def _multiclass_f1(pairs: Sequence[tuple[Any, ...]]) -> float:
     labels = {g for g, _ in pairs} | {p for _, p in pairs}
     scores = []

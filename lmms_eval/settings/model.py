@@ -234,6 +234,13 @@ class EvalSettings(BaseModel):
         description="bootstrap resamples for errors of non-mean metrics (0: off); seeded from --seed, "
         "reproducible",
     )
+    ci_method: Annotated[
+        Literal["wilson", "clopper-pearson"], _opt(("--ci_method", "--ci-method"), STATS, "METHOD")
+    ] = Field(
+        default="wilson",
+        description="interval of 0/1 (accuracy-like) means: wilson, or clopper-pearson (exact, wider); "
+        "other metrics keep their t or bootstrap interval",
+    )
     baseline: Annotated[str | None, _opt("--baseline", STATS, "PATH")] = Field(
         default=None,
         description="compare with an earlier run, doc by doc (a results folder, results JSON or samples JSONL)",

@@ -28,6 +28,7 @@ from lmms_eval.stats.estimates import (
     stability_metrics,
     t_interval,
 )
+from lmms_eval.stats.intervals import BINARY_METHODS, CLOPPER_PEARSON, WILSON
 from lmms_eval.stats.paired import PairedResult, paired_comparison
 from lmms_eval.stats.power import (
     achieved_power,
@@ -38,7 +39,10 @@ from lmms_eval.stats.power import (
 from lmms_eval.stats.pure import pure_aggregation, purity, recognised_arithmetic
 
 __all__ = [
+    "BINARY_METHODS",
+    "CLOPPER_PEARSON",
     "DEFAULT_ALPHA",
+    "WILSON",
     "Estimate",
     "PairedResult",
     "achieved_power",
