@@ -108,6 +108,20 @@ def test_run_view_shows_the_numbers_of_the_results_file(page: Any, ui: tuple[str
         cell = page.locator(f'td.value[data-key="demo_shapes|{row.metric}|{row.filter}"]')
         assert cell.inner_text() == f"{row.value:.4f}"
     assert page.locator("#run-chart rect.bar").count() == len(results.results["demo_shapes"].metrics())
+    labels = page.locator("#run-chart text.label")
+    assert "demo_shapes position_accuracy" in labels.locator("title").all_text_contents()
+    # a long row label is cut to fit its column; the whole label is the hover title
+    long_label = "a_benchmark_with_a_long_name_and_subtask exact_match_with_a_long_suffix (strict)"
+    x, title = page.evaluate(
+        """async (label) => {
+          const { barChart } = await import('/static/chart.js');
+          document.body.insertAdjacentHTML('beforeend', barChart('long-chart', [{ label, value: 0.5, lo: 0.4, hi: 0.6 }]));
+          const text = document.querySelector('#long-chart text.label');
+          return [text.getBBox().x, text.querySelector('title').textContent];
+        }""",
+        long_label,
+    )
+    assert x >= 0 and title == long_label
     page.locator("table.categories").first.wait_for()
     assert "colour" in page.locator("#breakdown").inner_text()
     assert "dummy" in page.locator(".card pre").first.inner_text()

@@ -9,6 +9,15 @@ function scale(lo, hi) {
   return (v) => LABEL + ((v - lo) / span) * (W - LABEL - PAD);
 }
 
+// a row label that fits the label column (cut with an ellipsis; the whole label shows on hover)
+const LABEL_CHARS = 28;
+
+function label(text, y) {
+  const whole = String(text ?? '');
+  const shown = whole.length > LABEL_CHARS ? whole.slice(0, LABEL_CHARS - 1) + '\u2026' : whole;
+  return `<text class="label" x="${LABEL - 6}" y="${y}" text-anchor="end"><title>${esc(whole)}</title>${esc(shown)}</text>`;
+}
+
 function axis(x, lo, hi, height) {
   const ticks = [lo, (lo + hi) / 2, hi];
   return ticks.map((t) => `<line class="axis" x1="${x(t)}" x2="${x(t)}" y1="0" y2="${height - 14}"/>` +
@@ -27,7 +36,7 @@ export function barChart(id, rows) {
       `<line class="err" x1="${x(r.lo)}" x2="${x(r.hi)}" y1="${mid}" y2="${mid}"/>` +
       `<line class="err" x1="${x(r.lo)}" x2="${x(r.lo)}" y1="${y + 3}" y2="${y + ROW - 9}"/>` +
       `<line class="err" x1="${x(r.hi)}" x2="${x(r.hi)}" y1="${y + 3}" y2="${y + ROW - 9}"/>`;
-    return `<text x="${LABEL - 6}" y="${mid + 4}" text-anchor="end">${esc(r.label)}</text>` +
+    return label(r.label, mid + 4) +
       `<rect class="bar" x="${x(Math.min(0, r.value ?? 0))}" y="${y}" width="${Math.abs(x(r.value ?? 0) - x(0))}" height="${ROW - 6}"><title>${esc(r.label)}: ${fmt(r.value)}</title></rect>${err}`;
   }).join('');
   return `<svg id="${id}" viewBox="0 0 ${W} ${height}" width="100%" style="max-width:${W}px" role="img">${axis(x, lo, hi, height)}${bars}</svg>`;
@@ -40,7 +49,7 @@ export function diffChart(id, rows) {
   const x = scale(-bound, bound), height = rows.length * ROW + 20;
   const marks = rows.map((r, i) => {
     const mid = i * ROW + ROW / 2;
-    return `<text x="${LABEL - 6}" y="${mid + 4}" text-anchor="end">${esc(r.label)}</text>` +
+    return label(r.label, mid + 4) +
       `<line class="err" x1="${x(r.lo)}" x2="${x(r.hi)}" y1="${mid}" y2="${mid}"/>` +
       `<circle class="pt" cx="${x(r.diff)}" cy="${mid}" r="4"><title>${esc(r.label)}: ${fmt(r.diff, 2)} (p=${fmt(r.p, 4)})</title></circle>`;
   }).join('');
