@@ -12,7 +12,8 @@ The narrower rules of single benchmarks are here too, so they are tested in one 
 * :func:`first_char_match`: only the first character of the output counts (SEED-Bench);
 * :func:`choice_or_text_match`: a letter gold is compared with the extracted letter, any other gold
   with the whole output (RealWorldQA);
-* :func:`macro_mean`: the mean of per-group means (MMStar's average over its L2 categories).
+* :func:`macro_mean`: the mean of per-group means (MMStar's average over its L2 categories);
+* :func:`most_likely_choice`: the choice a log-likelihood (``multiple_choice``) request prefers.
 """
 
 from __future__ import annotations
@@ -256,3 +257,10 @@ def macro_mean(items: Iterable[Mapping[str, Any]], group_key: str, score_key: st
     if not groups:
         return float("nan")
     return sum(sum(scores) / len(scores) for scores in groups.values()) / len(groups)
+
+
+def most_likely_choice(results: Iterable[Any]) -> int:
+    """The index of the choice with the highest log-likelihood, the first one on ties; ``results``
+    holds one ``(log-likelihood, is_greedy)`` pair per choice, as ``multiple_choice`` tasks get them."""
+    lls = [float(pair[0]) for pair in results]
+    return max(range(len(lls)), key=lambda i: (lls[i], -i))

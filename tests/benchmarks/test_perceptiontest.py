@@ -1,4 +1,5 @@
-"""perceptiontest_val_mc: prompt, letters, area/reasoning breakdowns, clustered errors by video."""
+"""perceptiontest_val_mc: prompt, letters, area/reasoning breakdowns, clustered errors by video;
+perceptiontest_val_mcppl: the most likely option, scored and broken down the same way."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 from bench_helpers import ScriptedModel
-from video_fixtures import use_dataset_root, write_video
+from video_fixtures import ScriptedLoglikelihoods, use_dataset_root, write_video
 
 REPO = "lmms-eval/PerceptionTest_Val"
 OPTIONS = ["cutting", "pouring", "stirring"]
@@ -21,6 +22,14 @@ CASES = [
     ("video_1", "memory", "descriptive", "0", "A and B", False),
     ("video_2", "memory", "explanatory", "1", "D", False),  # no option D
     ("video_2", "semantics", "descriptive", "2", "c", True),
+]
+# log-likelihood of each option per question (mcppl): the highest wins, the first on ties
+LOGLIKELIHOODS = [
+    [-3.0, -1.0, -2.0],  # B: right
+    [-1.0, -2.0, -3.0],  # A: wrong (gold C)
+    [-2.0, -2.0, -2.0],  # all tie: A, right
+    [-1.0, -3.0, -2.0],  # A: wrong (gold B; the least likely option would have been right)
+    [-9.0, -8.0, -0.5],  # C: right
 ]
 
 
@@ -85,3 +94,20 @@ def test_prompt_and_video(perception_data: Path, run_benchmark: Any) -> None:
     assert video == {"type": "video", "url": str(perception_data / "videos" / "video_1.mp4")}
     assert os.path.isfile(video["url"])
     assert text["text"] == "What is the person doing 0?\nA. cutting\nB. pouring\nC. stirring" + POST
+
+
+def test_mcppl_scores_the_most_likely_option(perception_data: Path, run_benchmark: Any) -> None:
+    """Context: the bare question; continuations: " " + each option as given (the published
+    ``perceptiontest_val_doc_to_choice`` returns the options unchanged)."""
+    model = ScriptedLoglikelihoods(lambda task, doc: LOGLIKELIHOODS[int(doc["question_id"])])
+    results = run_benchmark("perceptiontest_val_mcppl", _answer, model=model)
+    scores = results["results"]["perceptiontest_val_mcppl"]
+    assert scores["accuracy,none"] == pytest.approx(3 / 5)
+    assert scores["accuracy_area_physics,none"] == pytest.approx(1 / 2)
+    assert scores["accuracy_area_memory,none"] == pytest.approx(1 / 2)
+    assert scores["accuracy_area_semantics,none"] == pytest.approx(1.0)
+    assert scores["accuracy_reasoning_descriptive,none"] == pytest.approx(1.0)
+    assert scores["accuracy_reasoning_explanatory,none"] == pytest.approx(0.0)
+    assert scores["accuracy_n_clusters,none"] == 2
+    requests = model.seen["perceptiontest_val_mcppl"][0]
+    assert requests == [("What is the person doing 0?", f" {o}") for o in OPTIONS]

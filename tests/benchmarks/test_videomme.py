@@ -140,3 +140,24 @@ def test_dummy_model_end_to_end(videomme_data: Path, dataset_root: Path) -> None
         show_progress=False,
     )
     assert results["results"]["videomme"]["videomme_perception_score,none"] == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("task", ["videomme_long", "videomme_long_w_subtitle"])
+def test_long_variants_keep_the_long_videos_with_subtitles(
+    videomme_data: Path, run_benchmark: Any, task: str
+) -> None:
+    """Only vid_c's question has duration "long"; as published, both names show the subtitle
+    prompt (the published ``videomme_doc_to_text_subtitle`` gives this text for the same doc)."""
+    chat = ScriptedModel(_answer, chat=True)
+    scores = run_benchmark(task, _answer, model=chat)["results"][task]
+    assert list(chat.seen[task]) == [0]  # one doc left by process_docs
+    assert scores["videomme_perception_score,none"] == pytest.approx(100.0)
+    assert scores["videomme_long,none"] == pytest.approx(100.0)
+    assert "videomme_short,none" not in scores
+    video, text = chat.seen[task][0][0]["content"]
+    assert Path(video["url"]) == videomme_data / "vid_c.mp4"
+    head = "This video's subtitles are listed below: \nNo subtitles available\n"
+    assert (
+        text["text"]
+        == f"{head}{INSTRUCTION}\nQuestion 5?\nA. one\nB. two\nC. three\nD. four\nThe best answer is:"
+    )

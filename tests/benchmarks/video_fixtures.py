@@ -3,13 +3,18 @@
 ``write_video(path, frames=8, fps=8, size=(32, 24), shade=0)`` writes a tiny MPEG-4 clip whose
 frames are solid colours (frame ``i`` has red ``(shade + 16 * i) % 256``), so a decoded frame tells
 which video and which frame it came from. ``write_srt`` writes a SubRip subtitle file.
+:class:`ScriptedLoglikelihoods` answers the log-likelihood requests of the ``_mcppl`` tasks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from bench_helpers import ScriptedModel
+
+from lmms_eval.api.instance import Instance
 
 
 def write_video(
@@ -63,3 +68,23 @@ def use_dataset_root(monkeypatch: Any, dataset_root: Path, cache_dir: str) -> No
     monkeypatch.setenv("HF_HOME", str(hf_home))
     monkeypatch.delenv("LMMS_EVAL_DATASET_ROOT", raising=False)
     assert not (hf_home / cache_dir).exists()
+
+
+class ScriptedLoglikelihoods(ScriptedModel):
+    """A simple model for the ``_mcppl`` tasks: the log-likelihood of choice ``i`` of a doc is
+    ``scores(task, doc)[i]``; ``seen[task][doc_id]`` holds the ``(context, continuation)`` of each
+    choice's request, in order."""
+
+    def __init__(self, scores: Callable[[str, dict[str, Any]], Sequence[float]]) -> None:
+        super().__init__(lambda task, doc: "", chat=False)
+        self.scores = scores
+
+    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        out = []
+        for request in requests:
+            context, continuation, _visual, doc_id, task, split = request.args
+            doc = self.task_dict[task][split][doc_id]
+            self.seen.setdefault(task, {}).setdefault(doc_id, []).append((context, continuation))
+            values = list(self.scores(task, doc))
+            out.append((float(values[request.idx]), values[request.idx] == max(values)))
+        return out

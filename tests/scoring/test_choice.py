@@ -17,6 +17,7 @@ from lmms_eval.scoring.choice import (
     letter_or_leading_letter_match,
     macro_mean,
     mcq_match,
+    most_likely_choice,
 )
 
 # ------------------------------------------------------------------------------------------------
@@ -235,6 +236,12 @@ def test_macro_mean_weighs_groups_equally() -> None:
     # group means: x = 2/3, y = 0 -> macro (2/3 + 0) / 2 = 1/3; the item mean would be 2/4 = 0.5.
     assert macro_mean(items, "g") == pytest.approx(1 / 3)
     assert math.isnan(macro_mean([], "g"))
+
+
+def test_most_likely_choice_takes_the_highest_log_likelihood_first_on_ties() -> None:
+    assert most_likely_choice([(-3.0, False), (-0.5, True), (-2.0, False)]) == 1
+    assert most_likely_choice([(-1.0, False), (-1.0, True), (-4.0, False)]) == 0
+    assert most_likely_choice([(-9.0, False)]) == 0
 
 
 # ------------------------------------------------------------------------------------------------

@@ -3,6 +3,10 @@
 Prompt (published): the question, the options (already lettered "A. ..."), then the post prompt
 after a line break. The answer is the option index (``"0"``-``"4"``); the option letter is read by
 the MMMU parser, or the whole answer naming one option's text.
+
+The ``_mcppl`` variants score by log-likelihood instead: the choices are the option texts (the
+``"A. "`` prefix removed), the prompt is the bare question, and the prediction is the choice with
+the highest log-likelihood.
 """
 
 from __future__ import annotations
@@ -11,12 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmms_eval.api.context import AggregationContext
-from lmms_eval.scoring.choice import UPPERCASE
+from lmms_eval.scoring.choice import UPPERCASE, most_likely_choice
 from lmms_eval.scoring.video import find_video, mmmu_style_choice, video_folders
 
 DATASET = "lmms-eval/egoschema"
 CACHE_DIR = "egoschema"
 SUBMISSION_FILE = "inference_results_egoschema_MC.json"
+SUBMISSION_FILE_MCPPL = "inference_results_egoschema_MC_PPL.json"
 _LETTERED = ("A.", "B.", "C.", "D.", "E.")
 
 
@@ -47,9 +52,23 @@ def predicted_index(doc: Mapping[str, Any], response: Any) -> int:
     return UPPERCASE.index(letter) if letter is not None else -1
 
 
+def doc_to_choice(doc: Mapping[str, Any]) -> list[str]:
+    """The ``_mcppl`` choices: the option texts, scored as continuations of the question."""
+    return option_texts(doc)
+
+
+def _score(doc: Mapping[str, Any], index: int) -> dict[str, float]:
+    return {"score": 1.0 if str(index) == str(doc["answer"]).strip() else 0.0}
+
+
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, float]:
     """``score``: 1.0 when the picked option is the gold one, else 0.0."""
-    return {"score": 1.0 if str(predicted_index(doc, results[0])) == str(doc["answer"]).strip() else 0.0}
+    return _score(doc, predicted_index(doc, results[0]))
+
+
+def process_results_mcppl(doc: Mapping[str, Any], results: list[Any]) -> dict[str, float]:
+    """``score`` of the most likely choice."""
+    return _score(doc, most_likely_choice(results))
 
 
 def process_submission(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
@@ -57,10 +76,23 @@ def process_submission(doc: Mapping[str, Any], results: list[Any]) -> dict[str, 
     return {"submission": {str(doc["video_idx"]): predicted_index(doc, results[0])}}
 
 
-def write_submission(items: list[dict[str, int]], context: AggregationContext) -> None:
-    """Write the evaluation server's file ``{video_idx: option index}``; no score."""
+def process_submission_mcppl(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """The submission entry ``{video_idx: index of the most likely choice}``."""
+    return {"submission": {str(doc["video_idx"]): most_likely_choice(results)}}
+
+
+def _write(items: list[dict[str, int]], context: AggregationContext, filename: str) -> None:
     merged: dict[str, int] = {}
     for item in items:
         merged.update(item)
-    context.write_json(SUBMISSION_FILE, merged)
-    return None
+    context.write_json(filename, merged)
+
+
+def write_submission(items: list[dict[str, int]], context: AggregationContext) -> None:
+    """Write the evaluation server's file ``{video_idx: option index}``; no score."""
+    _write(items, context, SUBMISSION_FILE)
+
+
+def write_submission_mcppl(items: list[dict[str, int]], context: AggregationContext) -> None:
+    """:func:`write_submission` for ``egoschema_mcppl`` (its own file name)."""
+    _write(items, context, SUBMISSION_FILE_MCPPL)

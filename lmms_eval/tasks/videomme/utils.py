@@ -5,6 +5,7 @@ then a line break and the post prompt. With subtitles, "This video's subtitles a
 and the subtitles of the sampled frames come first. Scoring: the option letter of the answer
 against the gold letter; values are percentages (0 or 100), so the mean is the published
 ``videomme_perception_score``. Breakdown keys by duration, domain and task type.
+``videomme_long`` and ``videomme_long_w_subtitle`` keep the long videos (:func:`process_docs_long`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ NO_SUBTITLES = "No subtitles available"
 DURATIONS = ("short", "medium", "long")
 _TAG = re.compile(r"<[^>]+>")
 _SRT_TIME = re.compile(r"(\d+):(\d+):(\d+)[,.](\d+)\s*-->\s*(\d+):(\d+):(\d+)[,.](\d+)")
+
+
+def process_docs_long(dataset: Any) -> Any:
+    """The questions whose ``duration`` is exactly ``"long"`` (30-60 min videos)."""
+    return dataset.filter(lambda doc: doc["duration"] == "long")
 
 
 def doc_to_visual(doc: Mapping[str, Any]) -> list[str]:
