@@ -208,27 +208,44 @@ _NAME_KEYS = (
     "model_version",
     "model_name",
     "model_id",
+    "model_path",
     "path",
     "engine",
 )
 
 
-def sanitize_model_name(model: str, model_args: Mapping[str, Any]) -> str:
+def sanitize_model_name(
+    model: str, model_args: Mapping[str, Any] | bool | None = None, full_path: bool = False
+) -> str:
     """Directory name for a run's outputs, e.g. ``Qwen__Qwen2.5-VL-7B-Instruct``.
 
     Taken from the first name-like model argument (last two path parts); falls back to the model id.
-    The result is one plain folder name: no separators, and no leading dot (so never ``..``), so
-    outputs stay inside ``--output_path``.
+    The published one-name form, ``sanitize_model_name(name, full_path=False)`` (what published task
+    files call), names the folder after ``name`` itself: its last two path parts, or all of them
+    with ``full_path``. The result is one plain folder name: no separators, and no leading dot (so
+    never ``..``), so outputs stay inside ``--output_path``.
     """
+    if isinstance(model_args, bool):  # the published positional form (name, full_path)
+        model_args, full_path = None, model_args
     name = model
-    for key in _NAME_KEYS:
-        value = model_args.get(key)
-        if isinstance(value, str) and value:
-            parts = [p for p in re.split(r"[\\/]+", value.rstrip("/\\")) if p]
-            name = "/".join(parts[-2:]) if parts else value
-            break
+    if model_args is None:
+        name = _path_name(model, full_path) or model
+    else:
+        for key in _NAME_KEYS:
+            value = model_args.get(key)
+            if isinstance(value, str) and value:
+                name = _path_name(value, full_path) or value
+                break
     safe = re.sub(r"[\"<>:/|\\?*\[\]\x00-\x1f]+", "__", name)
     return re.sub(r"^\.+", lambda m: "_" * len(m.group(0)), safe) or "model"
+
+
+def _path_name(value: str, full_path: bool) -> str:
+    """``value`` whole with ``full_path``, else its last two path parts joined by ``/``."""
+    if full_path:
+        return value
+    parts = [p for p in re.split(r"[\\/]+", value.rstrip("/\\")) if p]
+    return "/".join(parts[-2:])
 
 
 def pattern_match(patterns: Iterable[str], names: Iterable[str]) -> list[str]:

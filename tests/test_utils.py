@@ -68,6 +68,13 @@ def test_sanitized_model_names() -> None:
     )
     assert sanitize_model_name("vllm", {"model": "/ckpt/run/epoch_3/"}) == "run__epoch_3"
     assert sanitize_model_name("dummy", {}) == "dummy"
+    # the published one-name form (published task files call it), as the published package answers
+    assert sanitize_model_name("Qwen/Qwen2-VL-7B") == "Qwen__Qwen2-VL-7B"
+    assert sanitize_model_name("/data/ckpts/run1/step100") == "run1__step100"
+    assert sanitize_model_name("/data/ckpts/run1/step100", True) == "__data__ckpts__run1__step100"
+    assert sanitize_model_name("a:b", full_path=True) == "a__b"
+    assert sanitize_model_name("org/name/with/many/parts") == "many__parts"
+    assert sanitize_model_name("vllm", {"model_path": "/ckpt/run/epoch_3"}) == "run__epoch_3"
 
 
 @pytest.mark.parametrize("value", ["..", "../..", "../../etc", "/", ".", "a/..", "..\\..\\x", "~/../.."])

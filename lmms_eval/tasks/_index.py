@@ -48,8 +48,11 @@ class BrokenFile:
 
 @dataclass
 class Duplicate:
+    """A name defined by several files of one root folder (in file order)."""
+
     name: str
     paths: list[str]
+    entries: list[IndexEntry] = field(default_factory=list)
 
 
 def _walk_yaml(root: str) -> Iterable[str]:
@@ -185,8 +188,12 @@ class TaskIndex:
                 if self._root_of(path) > self._root_of(seen[entry.name]):
                     replaced.append(entry.name)  # a later folder (--include_path) wins over an earlier one
                 else:
-                    dup = self.duplicates.setdefault(entry.name, Duplicate(entry.name, [seen[entry.name]]))
+                    first = self.entries[entry.name]
+                    dup = self.duplicates.setdefault(
+                        entry.name, Duplicate(entry.name, [seen[entry.name]], [first])
+                    )
                     dup.paths.append(path)
+                    dup.entries.append(entry)
                     continue
             seen[entry.name] = path
             self.entries[entry.name] = entry

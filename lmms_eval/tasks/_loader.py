@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmms_eval.api.group import ConfigurableGroup, GroupConfig, Node
 from lmms_eval.api.task_config import TaskConfig, valid_keys
 from lmms_eval.errors import ConfigError, TaskNotFoundError, did_you_mean
-from lmms_eval.tasks._index import IndexEntry, TaskIndex
+from lmms_eval.tasks._index import Duplicate, IndexEntry, TaskIndex
 from lmms_eval.tasks._yaml import load_yaml_config, resolve_functions
 
 if TYPE_CHECKING:
     from lmms_eval.api.task import ConfigurableTask
+
+logger = logging.getLogger(__name__)
 
 GROUP_KEYS = set(GroupConfig.model_fields)
 
@@ -36,15 +40,15 @@ class TaskLoader:
     def __init__(self, index: TaskIndex, model_names: Sequence[str] = ()) -> None:
         self.index = index
         self.model_names = tuple(model_names)
+        self._settled: set[str] = set()  # duplicated names already announced
 
     # -- names ------------------------------------------------------------------------------------
 
-    def entry(self, name: str) -> IndexEntry:
-        if name in self.index.duplicates:
-            paths = self.index.duplicates[name].paths
-            raise ConfigError(
-                f"task name '{name}' is defined more than once: {' and '.join(paths)}. Rename one of them."
-            )
+    def entry(self, name: str, near: str | None = None) -> IndexEntry:
+        """The index entry of ``name``; ``near`` is the file of the group that names it."""
+        duplicate = self.index.duplicates.get(name)
+        if duplicate is not None:
+            return self._settle(duplicate, near)
         entry = self.index.get(name)
         if entry is not None:
             return entry
@@ -54,6 +58,30 @@ class TaskLoader:
         raise TaskNotFoundError(
             f"unknown task or group '{name}'.{did_you_mean(name, self.index.entries)} "
             "Run 'lmms-eval tasks list' to see every task, or add your folder with --include_path."
+        )
+
+    def _settle(self, duplicate: Duplicate, near: str | None) -> IndexEntry:
+        """The definition of a name that several files define, where their places tell which: the
+        one file in the folder of the group naming it, else the one file named after it (with a
+        warning); otherwise an error naming the files."""
+        folder = os.path.dirname(near) if near else None
+        local = [e for e in duplicate.entries if e.path and os.path.dirname(e.path) == folder]
+        if len(local) == 1:
+            return local[0]
+        named = [e for e in duplicate.entries if e.path and Path(e.path).stem == duplicate.name]
+        if len(named) == 1:
+            if duplicate.name not in self._settled:
+                self._settled.add(duplicate.name)
+                logger.warning(
+                    "task name '%s' is defined more than once (%s); using %s, the file named after it",
+                    duplicate.name,
+                    " and ".join(duplicate.paths),
+                    named[0].path,
+                )
+            return named[0]
+        raise ConfigError(
+            f"task name '{duplicate.name}' is defined more than once: {' and '.join(duplicate.paths)}. "
+            "Rename one of them."
         )
 
     # -- loading ----------------------------------------------------------------------------------
@@ -66,7 +94,7 @@ class TaskLoader:
         ``_chain`` holds the ``(group, file)`` pairs being loaded, to report a group that includes
         itself (directly or through other groups) instead of recursing forever.
         """
-        entry = self.entry(name)
+        entry = self.entry(name, near=_chain[-1][1] if _chain else None)
         if entry.kind == "tag":
             return [self._as_node(self.load(member, overrides, _chain)) for member in entry.tasks]
         assert entry.path is not None

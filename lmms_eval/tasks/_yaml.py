@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -140,22 +140,39 @@ class _EmptyPackageLoader(importlib.abc.Loader):
         return None
 
 
+class _OursWithTwinLoader(importlib.machinery.SourceFileLoader):
+    """Loads one of our task modules that an include_path folder also has (its twin), and lets
+    the names ours lacks come from the twin (see :func:`_add_twin_fallback`)."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        super().exec_module(module)
+        _add_twin_fallback(module)
+
+
 class _TaskFolderFinder(importlib.abc.MetaPathFinder):
     """Imports ``lmms_eval.tasks.<folder>...`` from the ``--include_path`` folders.
 
     Our own modules always win: it answers only names that nothing of ours provides (a published
     task folder we do not bundle, or a file of such a folder that our folder of the same name lacks);
-    ``_task_utils`` is ours alone. It sits first on ``sys.meta_path`` so that the files of an
-    include_path folder all load through :class:`_SiblingsLoader`.
+    ``_task_utils`` is ours alone. Where both have a file, ours is imported and only the names it
+    lacks come from the include_path file. It sits first on ``sys.meta_path`` so that the files of
+    an include_path folder all load through :class:`_SiblingsLoader`.
     """
 
     def find_spec(
         self, fullname: str, path: Any = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         parts = fullname.split(".")
-        if len(parts) < 3 or ".".join(parts[:2]) != TASKS_PACKAGE or _is_ours(parts[2:]):
+        if len(parts) < 3 or ".".join(parts[:2]) != TASKS_PACKAGE:
             return None
         rel = parts[2:]
+        if _is_ours(rel):
+            ours = BUILTIN_TASKS_DIR.joinpath(*rel).with_suffix(".py")
+            if not ours.is_file() or _twin(rel) is None:
+                return None
+            return importlib.util.spec_from_file_location(
+                fullname, ours, loader=_OursWithTwinLoader(fullname, str(ours))
+            )
         for root in reversed(_external_roots):  # the latest registered folders first
             spec = _spec_under(root, fullname, rel)
             if spec is not None:
@@ -164,6 +181,44 @@ class _TaskFolderFinder(importlib.abc.MetaPathFinder):
 
 
 _FINDER = _TaskFolderFinder()
+
+
+def _twin(rel: list[str] | tuple[str, ...]) -> Path | None:
+    """The include_path file at the place of our module ``lmms_eval.tasks.<rel>`` (latest root
+    first); never for ``_task_utils``, whose published names we write ourselves."""
+    if rel[0] == "_task_utils":
+        return None
+    for root in reversed(_external_roots):
+        source = root.joinpath(*rel).with_suffix(".py")
+        if source.is_file():
+            return source
+    return None
+
+
+def _add_twin_fallback(module: ModuleType) -> None:
+    """Give ``module``, one of our task modules, a PEP 562 ``__getattr__`` that takes a name it
+    lacks from its include_path twin (:func:`_twin`).
+
+    A published task file importing a function that exists only in the published version of a
+    benchmark we bundle (``from lmms_eval.tasks.videomme.utils import videomme_doc_to_visual``)
+    gets the published function; every name ours defines stays ours. The twin is imported on the
+    first such lookup, under a private name, with its own folder for sibling imports.
+    """
+    if "__getattr__" in vars(module):
+        return
+    owner = module.__name__
+    rel = owner.split(".")[2:]
+
+    def from_twin(name: str) -> Any:
+        twin = _twin(rel)
+        if twin is not None and not name.startswith("__"):
+            value = getattr(_load_module_file(twin), name, _MISSING)
+            if value is not _MISSING:
+                return value
+        nor = f" (nor has {twin})" if twin else ""
+        raise AttributeError(f"module '{owner}' has no attribute '{name}'{nor}")
+
+    module.__getattr__ = from_twin  # type: ignore[method-assign]
 
 
 def _spec_under(root: Path, fullname: str, rel: list[str]) -> importlib.machinery.ModuleSpec | None:
@@ -200,6 +255,11 @@ def register_task_roots(roots: list[str]) -> None:
             _external_roots.append(path)
         if _external_roots and _FINDER not in sys.meta_path:
             sys.meta_path.insert(0, _FINDER)
+        for name, module in list(sys.modules.items()):  # ours, imported before these roots came
+            origin = getattr(module, "__file__", None) or ""
+            ours = name.startswith(TASKS_PACKAGE + ".") and origin.startswith(str(BUILTIN_TASKS_DIR) + os.sep)
+            if ours and _twin(name.split(".")[2:]) is not None:
+                _add_twin_fallback(module)
 
 
 @contextmanager
@@ -281,8 +341,11 @@ def _load_module_file(file_path: Path) -> ModuleType:
         return module
 
 
-def resolve_function(ref: FunctionRef, yaml_path: str = "") -> Callable[..., Any]:
-    """Import ``module.attr``: first ``<yaml folder>/<module>.py``, then as a module path."""
+def resolve_function(ref: FunctionRef, yaml_path: str = "", any_value: bool = False) -> Any:
+    """Import ``module.attr``: first ``<yaml folder>/<module>.py``, then as a module path.
+
+    The target must be a function or class unless ``any_value`` (a value handed to
+    ``datasets.load_dataset`` such as ``dataset_kwargs.features``)."""
     module_name, _, attr = ref.name.rpartition(".")
     where = yaml_path or ref.base_dir
     if not module_name or not attr:
@@ -302,7 +365,10 @@ def resolve_function(ref: FunctionRef, yaml_path: str = "") -> Callable[..., Any
             ) from None
         except Exception as exc:
             raise _import_error(ref, where, module_name, exc) from None
-    fn = getattr(module, attr, _MISSING)
+    try:
+        fn = getattr(module, attr, _MISSING)
+    except Exception as exc:  # a fallback ``__getattr__`` importing the include_path twin failed
+        raise _import_error(ref, where, module_name, exc) from None
     if fn is _MISSING:
         from lmms_eval.errors import did_you_mean
 
@@ -311,7 +377,7 @@ def resolve_function(ref: FunctionRef, yaml_path: str = "") -> Callable[..., Any
             f"{where}: !function '{ref.name}': module '{module_name}' has no attribute '{attr}'."
             f"{did_you_mean(attr, callables)}"
         )
-    if not callable(fn):
+    if not callable(fn) and not any_value:
         raise ConfigError(
             f"{where}: !function '{ref.name}' names a value of type {type(fn).__name__}, "
             "not a function; !function must name a function or class"
@@ -357,14 +423,20 @@ def _error_line(exc: BaseException, filename: str) -> str:
     return f" at line {line}" if line else ""
 
 
-def resolve_functions(value: Any, yaml_path: str = "") -> Any:
-    """Replace every :class:`FunctionRef` inside ``value`` with the function it names."""
+# keys whose contents are data for ``datasets.load_dataset``: a ``!function`` there may name any
+# value (``dataset_kwargs.features: !function utils.features``, a ``datasets.Features``)
+VALUE_KEYS = frozenset({"dataset_kwargs"})
+
+
+def resolve_functions(value: Any, yaml_path: str = "", any_value: bool = False) -> Any:
+    """Replace every :class:`FunctionRef` inside ``value`` with the function (or, under
+    :data:`VALUE_KEYS`, the value) it names."""
     if isinstance(value, FunctionRef):
-        return resolve_function(value, yaml_path)
+        return resolve_function(value, yaml_path, any_value)
     if isinstance(value, dict):
-        return {k: resolve_functions(v, yaml_path) for k, v in value.items()}
+        return {k: resolve_functions(v, yaml_path, any_value or k in VALUE_KEYS) for k, v in value.items()}
     if isinstance(value, list):
-        return [resolve_functions(v, yaml_path) for v in value]
+        return [resolve_functions(v, yaml_path, any_value) for v in value]
     return value
 
 
