@@ -141,21 +141,8 @@ def write_tasks(root: Path) -> Path:
 def torchrun(
     nproc: int, plan: dict[str, Any], work: Path, env: dict[str, str], name: str
 ) -> tuple[int, str, float]:
-    plan_path = work / f"{name}.plan.json"
-    plan_path.write_text(json.dumps(plan), encoding="utf-8")
     argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"]
-    started = time.monotonic()
-    proc = subprocess.run(
-        [*argv, str(Path(__file__).resolve()), str(plan_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=work,
-        timeout=240,
-    )
-    output = proc.stdout + proc.stderr
-    (work / f"{name}.log").write_text(output, encoding="utf-8")
-    return proc.returncode, output, time.monotonic() - started
+    return launch(argv, plan, work, env, name)
 
 
 def accelerate_launch(
@@ -167,10 +154,17 @@ def accelerate_launch(
     with socket.socket() as probe:  # a free port: accelerate's default 29500 may be taken
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    plan_path = work / f"{name}.plan.json"
-    plan_path.write_text(json.dumps(plan), encoding="utf-8")
     argv = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", f"--num_processes={nproc}"]
     argv += ["--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no", f"--main_process_port={port}"]
+    return launch(argv, plan, work, env, name)
+
+
+def launch(
+    argv: list[str], plan: dict[str, Any], work: Path, env: dict[str, str], name: str
+) -> tuple[int, str, float]:
+    """Run this file as the driver under the launcher ``argv``; its exit code, output and seconds."""
+    plan_path = work / f"{name}.plan.json"
+    plan_path.write_text(json.dumps(plan), encoding="utf-8")
     started = time.monotonic()
     proc = subprocess.run(
         [*argv, str(Path(__file__).resolve()), str(plan_path)],
