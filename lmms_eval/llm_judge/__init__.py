@@ -29,6 +29,7 @@ from lmms_eval.llm_judge.providers import (
     get_server,
     provider_class,
     register_provider,
+    require_judge,
 )
 from lmms_eval.llm_judge.providers.dummy import DummyJudge
 from lmms_eval.llm_judge.providers.openai import AsyncOpenAIJudge, OpenAIJudge
@@ -57,4 +58,5 @@ __all__ = [
     "parse_score_pair",
     "provider_class",
     "register_provider",
+    "require_judge",
 ]

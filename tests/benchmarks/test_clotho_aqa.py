@@ -1,5 +1,8 @@
 """clotho_aqa_val / clotho_aqa_test: the published single-word prompt after the question, the clip
-handed to simple and chat models, exact match ignoring case and punctuation (hand-worked)."""
+handed to simple and chat models, exact match ignoring case and punctuation (hand-worked).
+clotho_asqa_test_v2: the bare question, one judge call per answer with the published prompt, the
+first digit 0-5 of the reply as the rating, gpt_eval = 100 * mean rating / 5 (the published
+aggregation gives 70.0 on the four readable replies below)."""
 
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ def test_exact_match_ignoring_case_and_punctuation(clotho_data: None, run_benchm
     results = run_benchmark("clotho_aqa", _answer)["results"]
     assert results["clotho_aqa_test"]["exact_match,none"] == pytest.approx(3 / 5)
     assert results["clotho_aqa_val"]["exact_match,none"] == pytest.approx(1.0)
+    assert "clotho_asqa_test_v2" not in results  # the published group has only val and test
 
 
 def test_prompt_and_audio(clotho_data: None, run_benchmark: Any) -> None:
@@ -73,3 +77,71 @@ def test_tiny_audio_chat_models_end_to_end(
     assert out["n-samples"]["clotho_aqa_test"]["effective"] == len(CASES)
     assert "failed" not in out["n-samples"]["clotho_aqa_test"]
     assert 0.0 <= out["results"]["clotho_aqa_test"]["exact_match,none"] <= 1.0
+
+
+# v2: (question, reference, scripted output, judge reply, rating)
+V2 = [
+    ("What is heard?", "A dog barking loudly.", "a dog", "Explanation: it lacks detail.\nRating: 4", 4),
+    ("Where is it?", "In a busy street.", "a kitchen", "Rating: 2", 2),
+    ("What makes the sound?", "Rain on a roof.", "rain falling on a roof", "5", 5),
+    (
+        "How many birds?",
+        "Three birds.",
+        "one bird",
+        "Explanation: the reference has 3 birds, the model 1.\nRating: 1",
+        3,
+    ),
+    ("Is it loud?", "Very loud.", "quiet", "Rating: 7", 0),  # no digit 0-5: unreadable, 0
+]
+V2_GPT_EVAL = 100 * (4 + 2 + 5 + 3 + 0) / 5 / 5  # 56.0; first digit of the fourth reply is 3
+
+
+@pytest.fixture
+def clotho_v2_data(dataset_root: Path) -> None:
+    rows = [{"audio": wav_clip(300 + 50 * i), "question": q, "answer": a} for i, (q, a, *_) in enumerate(V2)]
+    write_audio_split(dataset_root, REPO, "clotho_asqa_test_v2", "test", rows)
+
+
+def _v2_answer(task: str, doc: dict[str, Any]) -> str:
+    return next(case[2] for case in V2 if case[0] == doc["question"])
+
+
+def test_v2_judge_rating(clotho_v2_data: None, run_benchmark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_eval import llm_judge
+    from lmms_eval.llm_judge import DummyJudge, Request
+    from lmms_eval.llm_judge.base import ProviderReply
+
+    prompts: list[str] = []
+
+    class Judge(DummyJudge):
+        def _invoke(self, request: Request) -> ProviderReply:
+            text = request.prompt_text()
+            prompts.append(text)
+            reply = next(case[3] for case in V2 if f"[Model Answer]\n            {case[2]}\n" in text)
+            return ProviderReply(text=reply, latency_s=0.0, attempts=1)
+
+    monkeypatch.setenv("API_TYPE", "dummy")
+    monkeypatch.setattr(llm_judge, "get_server", lambda *a, **k: Judge())
+    simple = ScriptedModel(_v2_answer, chat=False)
+    out = run_benchmark("clotho_asqa_test_v2", _v2_answer, model=simple, log_samples=True)
+    assert out["results"]["clotho_asqa_test_v2"]["gpt_eval,none"] == pytest.approx(V2_GPT_EVAL)
+    assert len(prompts) == len(V2)
+    first = next(p for p in prompts if "a dog\n" in p)
+    assert first.startswith(
+        "\n            [Question]\n            What is heard?\n\n            [Reference Answer]\n"
+        "            A dog barking loudly.\n\n            [Model Answer]\n            a dog\n\n            [Task]\n"
+    )
+    assert first.endswith('I think ...")\n            Rating: (int)')
+    text, [audio] = simple.seen["clotho_asqa_test_v2"][0]
+    assert text == "What is heard?"  # no post prompt
+    assert audio["sampling_rate"] == 16000
+
+
+def test_v2_without_judge_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_eval.errors import ConfigError
+    from lmms_eval.tasks.clotho_aqa.utils import process_results_batch_v2
+
+    monkeypatch.delenv("API_TYPE", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match=r"LLM judge only"):
+        process_results_batch_v2([{"question": "Q?", "answer": "A"}], [["answer"]])

@@ -63,6 +63,18 @@ def get_server(
     return provider_class(name)(config=config, **kwargs)
 
 
+def require_judge(task: str, why: str = "it has no offline rule") -> None:
+    """Stop with one clear line when task ``task`` needs an LLM judge and none is configured
+    (neither ``API_TYPE`` nor ``OPENAI_API_KEY`` is set)."""
+    if os.environ.get("API_TYPE") or os.environ.get("OPENAI_API_KEY"):
+        return
+    raise ConfigError(
+        f"{task} needs an LLM judge and none is configured ({why}). Set API_TYPE (openai or "
+        "async_openai, with OPENAI_API_KEY and MODEL_VERSION; dummy for a dry run whose scores mean "
+        "nothing), or run with --predict_only to keep the answers unscored."
+    )
+
+
 __all__ = [
     "DEFAULT_PROVIDER",
     "JUDGE_PROVIDERS",
@@ -70,4 +82,5 @@ __all__ = [
     "get_server",
     "provider_class",
     "register_provider",
+    "require_judge",
 ]

@@ -20,13 +20,11 @@ without ``API_TYPE`` or ``OPENAI_API_KEY`` scoring stops with a :class:`ConfigEr
 from __future__ import annotations
 
 import logging
-import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lmms_eval.api.prompts import LETTERS
-from lmms_eval.errors import ConfigError
 from lmms_eval.scoring.choice import extract_mcq_answer
 from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs  # noqa: F401 - used by the YAML
 
@@ -134,17 +132,6 @@ def judge_prompt(doc: Mapping[str, Any], first: str, second: str) -> str:
     )
 
 
-def require_judge() -> None:
-    """Stop with a clear error when no judge is configured (the published task has no offline rule)."""
-    if os.environ.get("API_TYPE") or os.environ.get("OPENAI_API_KEY"):
-        return
-    raise ConfigError(
-        "air_bench_chat needs an LLM judge and none is configured: the published task has no offline "
-        "rule. Set API_TYPE (openai or async_openai, with OPENAI_API_KEY and MODEL_VERSION; dummy for "
-        "a dry run whose scores mean nothing), or run with --predict_only to keep the answers unscored."
-    )
-
-
 def _requests(doc: Mapping[str, Any], prediction: str) -> list[Any]:
     """The two judge calls of a question: reference first, then the model's answer first."""
     from lmms_eval.llm_judge import Request
@@ -181,9 +168,9 @@ def model_score(replies: Sequence[str | None]) -> float | None:
 
 def process_results_batch_chat(docs: list[dict[str, Any]], results: list[list[Any]]) -> list[dict[str, Any]]:
     """``gpt_eval`` per question from two judge calls each, sent as one concurrent batch."""
-    from lmms_eval.llm_judge import get_server
+    from lmms_eval.llm_judge import get_server, require_judge
 
-    require_judge()
+    require_judge("air_bench_chat", "the published task has no offline rule")
     outputs = [str(result[0]) if result else "" for result in results]
     requests = [request for doc, out in zip(docs, outputs, strict=True) for request in _requests(doc, out)]
     with get_server() as server:

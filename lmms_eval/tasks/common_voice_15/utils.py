@@ -2,8 +2,10 @@
 
 Each doc's ``wer`` item keeps the reference (``sentence``) and the model's transcript; the
 aggregation normalises both (:func:`lmms_eval.scoring.asr.normalise_transcript`, in the language
-of the doc's ``locale``: ``en`` -> the Whisper English normaliser) and returns the corpus word
-error rate in percent.
+of the doc's ``locale``: ``en`` -> the Whisper English normaliser, ``fr`` -> the Whisper basic
+normaliser, ``zh-CN`` -> one token per character) and returns the corpus error rate in percent:
+word error rate for English and French, character error rate for Chinese (still keyed ``wer``,
+as published).
 """
 
 from __future__ import annotations
