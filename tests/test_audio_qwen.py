@@ -13,7 +13,14 @@ import pytest
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from audio_fixtures import build_tiny_qwen2_5_omni, build_tiny_qwen2_audio, speak, tone
+from audio_fixtures import (
+    build_tiny_qwen2_5_omni,
+    build_tiny_qwen2_audio,
+    check_batched_equals_single,
+    speak,
+    texts,
+    tone,
+)
 
 pytest.importorskip("transformers")
 pytest.importorskip("soxr")
@@ -58,10 +65,6 @@ def model(checkpoint: tuple[str, str], **kwargs: Any) -> Any:
     return instance
 
 
-def texts(outputs: list[Any]) -> list[Any]:
-    return [o.text if isinstance(o, GenerationResult) else o.kind for o in outputs]
-
-
 @pytest.mark.parametrize("model_id", sorted(BUILDERS))
 def test_registered_as_chat_models(model_id: str) -> None:
     from lmms_eval.models import AVAILABLE_CHAT_TEMPLATE_MODELS, MODEL_REGISTRY_V2
@@ -75,13 +78,7 @@ def test_registered_as_chat_models(model_id: str) -> None:
 
 def test_batched_equals_single_and_broken_audio_fails_alone(checkpoint: tuple[str, str]) -> None:
     requests = [request(i) for i in range(5)]
-    batched = model(checkpoint, batch_size=3).generate_until(requests)
-    single_model = model(checkpoint, batch_size=1)
-    single = [single_model.generate_until([r])[0] for r in requests]
-    assert texts(batched) == texts(single)
-    assert isinstance(batched[3], RequestFailure) and batched[3].kind == "input"
-    ok = [o for o in batched if isinstance(o, GenerationResult)]
-    assert len(ok) == 4 and all(o.token_counts and (o.token_counts.output_tokens or 0) <= 6 for o in ok)
+    check_batched_equals_single(lambda size: model(checkpoint, batch_size=size), requests, 6)
 
 
 def test_audio_reaches_the_model(checkpoint: tuple[str, str]) -> None:
@@ -160,7 +157,9 @@ def test_omni_loads_the_thinker_only(tmp_path: Path) -> None:
     )
     outs = engine.generate_until([request(0), both])
     assert all(isinstance(o, GenerationResult) and o.token_counts for o in outs)
-    counts = [o.token_counts.input_tokens for o in outs if isinstance(o, GenerationResult) and o.token_counts]
+    counts = [
+        o.token_counts.input_tokens or 0 for o in outs if isinstance(o, GenerationResult) and o.token_counts
+    ]
     assert counts[1] > counts[0]  # the image's tokens are in the prompt
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure
+from lmms_eval.api.instance import Instance
 from lmms_eval.errors import ModelArgsError
 
 sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
-from audio_fixtures import build_tiny_whisper, speak, tone
+from audio_fixtures import build_tiny_whisper, check_batched_equals_single, speak, tone
 
 pytest.importorskip("transformers")
 pytest.importorskip("soxr")
@@ -54,10 +54,6 @@ def model(checkpoint: str, **kwargs: Any) -> Any:
     return instance
 
 
-def texts(outputs: list[Any]) -> list[Any]:
-    return [o.text if isinstance(o, GenerationResult) else o.kind for o in outputs]
-
-
 def test_whisper_is_a_registered_simple_model() -> None:
     from lmms_eval.models import AVAILABLE_SIMPLE_MODELS, MODEL_REGISTRY_V2
 
@@ -68,13 +64,7 @@ def test_whisper_is_a_registered_simple_model() -> None:
 
 def test_batched_equals_single_and_broken_audio_fails_alone(checkpoint: str) -> None:
     requests = [request(i) for i in range(5)]
-    batched = model(checkpoint, batch_size=3).generate_until(requests)
-    single_model = model(checkpoint, batch_size=1)
-    single = [single_model.generate_until([r])[0] for r in requests]
-    assert texts(batched) == texts(single)
-    assert isinstance(batched[3], RequestFailure) and batched[3].kind == "input"
-    ok = [o for o in batched if isinstance(o, GenerationResult)]
-    assert len(ok) == 4 and all(o.token_counts and (o.token_counts.output_tokens or 0) <= 8 for o in ok)
+    check_batched_equals_single(lambda size: model(checkpoint, batch_size=size), requests, 8)
 
 
 def test_language_and_task_tokens_steer_the_decoder(checkpoint: str) -> None:

@@ -144,6 +144,17 @@ def chinese_characters(text: str) -> list[str]:
     return [c.lower() for c in spoken if not _dropped(c)]
 
 
+def corpus_error_rate(
+    references: Sequence[str], hypotheses: Sequence[str], languages: Sequence[str]
+) -> float:
+    """The corpus error rate in percent of ``(reference, hypothesis)`` pairs, each pair normalised
+    in its own language (:func:`normalise_transcript`): word error rate, character error rate for
+    the :data:`CHARACTER_LANGUAGES`."""
+    refs = [normalise_transcript(str(r), lang) for r, lang in zip(references, languages, strict=True)]
+    hyps = [normalise_transcript(str(h), lang) for h, lang in zip(hypotheses, languages, strict=True)]
+    return 100.0 * corpus_wer(refs, hyps)
+
+
 def corpus_wer(references: Sequence[str], hypotheses: Sequence[str]) -> float:
     """Word error rate of the whole corpus (a fraction; an empty corpus is 0.0), by ``jiwer``."""
     if len(references) != len(hypotheses):
@@ -168,6 +179,7 @@ __all__ = [
     "asr_language",
     "chinese_characters",
     "chinese_numerals",
+    "corpus_error_rate",
     "corpus_wer",
     "normalise_transcript",
     "strip_special_tokens",

@@ -301,7 +301,8 @@ def build_tiny_qwen2_5_omni(folder: str, seed: int = 0) -> str:
                            "resblock_dilation_sizes": [[1, 3, 5]]},
     }  # fmt: skip
     config = Qwen2_5OmniConfig(thinker_config=thinker, talker_config=talker, token2wav_config=token2wav)
-    config.thinker_config.vision_start_token_id = ids["vision_bos_token"]
+    thinker_config: Any = config.thinker_config
+    thinker_config.vision_start_token_id = ids["vision_bos_token"]
     model = Qwen2_5OmniForConditionalGeneration(config).eval()
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=False
@@ -316,3 +317,26 @@ def build_tiny_qwen2_5_omni(folder: str, seed: int = 0) -> str:
         chat_template=OMNI_TEMPLATE,
     ).save_pretrained(folder)
     return folder
+
+
+def texts(outputs: list[Any]) -> list[Any]:
+    """Each answer's text, or the failure kind of a request that failed."""
+    from lmms_eval.api.instance import GenerationResult
+
+    return [o.text if isinstance(o, GenerationResult) else o.kind for o in outputs]
+
+
+def check_batched_equals_single(make: Any, requests: list[Any], max_new_tokens: int) -> None:
+    """``make(batch_size)`` builds a model: batch size 3 gives the answers of one request at a time,
+    request 3 (broken audio) fails alone as an ``input`` failure, the others stay within
+    ``max_new_tokens``."""
+    from lmms_eval.api.instance import GenerationResult, RequestFailure
+
+    batched = make(3).generate_until(requests)
+    single_model = make(1)
+    single = [single_model.generate_until([r])[0] for r in requests]
+    assert texts(batched) == texts(single)
+    assert isinstance(batched[3], RequestFailure) and batched[3].kind == "input"
+    ok = [o for o in batched if isinstance(o, GenerationResult)]
+    assert len(ok) == len(requests) - 1
+    assert all(o.token_counts and (o.token_counts.output_tokens or 0) <= max_new_tokens for o in ok)

@@ -1,5 +1,6 @@
 """Audio documents of the bundled speech and sound benchmarks (LibriSpeech, Common Voice,
-Clotho-AQA, MMAU): one place for how their ``audio`` column is read.
+Clotho-AQA, MMAU): one place for how their ``audio`` column is read, and the published speech
+recognition prompt of the ASR tasks (:func:`recognition_doc_to_text`).
 
 ``process_docs`` keeps the column undecoded (``{"bytes", "path"}``), so loading needs no torchcodec;
 ``doc_to_visual`` decodes it with :func:`lmms_eval.media.load_audio` into the ``datasets`` ``Audio``
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from lmms_eval.api.prompts import with_prompts
 from lmms_eval.media import load_audio
 
 AUDIO_COLUMN = "audio"
+RECOGNITION_PROMPT = "Please recognize the speech and only output the recognized content:"
 
 
 def process_docs(dataset: Any) -> Any:
@@ -27,3 +30,10 @@ def process_docs(dataset: Any) -> Any:
 def doc_to_visual(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The document's clip as ``[{"array", "sampling_rate"}]`` (channels kept)."""
     return [load_audio(doc[AUDIO_COLUMN], mono=False).as_dict()]
+
+
+def recognition_doc_to_text(
+    doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None
+) -> str:
+    """The published speech recognition prompt, between the task's pre and post prompts."""
+    return with_prompts(RECOGNITION_PROMPT, lmms_eval_specific_kwargs)

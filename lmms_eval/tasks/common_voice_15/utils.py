@@ -12,15 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmms_eval.api.prompts import with_prompts
-from lmms_eval.scoring.asr import corpus_wer, normalise_transcript
-from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs  # noqa: F401 - used by the YAML
+from lmms_eval.scoring.asr import corpus_error_rate
+from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs, recognition_doc_to_text  # noqa: F401 - used by the YAML
 
-PROMPT = "Please recognize the speech and only output the recognized content:"
-
-
-def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
-    return with_prompts(PROMPT, lmms_eval_specific_kwargs)
+doc_to_text = recognition_doc_to_text  # the published recognition prompt
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
@@ -44,6 +39,4 @@ def locale_language(locale: Any) -> str:
 def common_voice_wer(items: list[dict[str, Any]], args: Any = None) -> float:
     """Corpus WER (percent) of the ``wer`` items, each pair normalised in its doc's language."""
     languages = [locale_language(i.get("locale")) for i in items]
-    references = [normalise_transcript(str(i["gt"]), lang) for i, lang in zip(items, languages)]
-    hypotheses = [normalise_transcript(str(i["pred"]), lang) for i, lang in zip(items, languages)]
-    return 100.0 * corpus_wer(references, hypotheses)
+    return corpus_error_rate([i["gt"] for i in items], [i["pred"] for i in items], languages)
