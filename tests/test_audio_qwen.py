@@ -179,3 +179,24 @@ def test_audio_from_doc_to_visual(checkpoint: tuple[str, str]) -> None:
     )
     out = engine.generate_until([simple, request(1)])
     assert isinstance(out[0], GenerationResult) and texts(out[:1]) == texts(out[1:])
+
+
+def test_omni_thinker_saved_alone_answers_as_the_full_checkpoint(tmp_path: Path) -> None:
+    """A thinker saved on its own (as after fine-tuning it) loads as it is and answers exactly as
+    the full checkpoint it came from."""
+    from transformers import Qwen2_5OmniForConditionalGeneration
+
+    from lmms_eval.models.hf.compat import load_processor
+
+    full = build_tiny_qwen2_5_omni(str(tmp_path / "omni"))
+    thinker_dir = tmp_path / "thinker"
+    loaded = Qwen2_5OmniForConditionalGeneration.from_pretrained(full, enable_audio_output=False)
+    loaded.thinker.generation_config = loaded.generation_config
+    loaded.thinker.save_pretrained(thinker_dir)
+    load_processor(full).save_pretrained(thinker_dir)
+    engine = model(("qwen2_5_omni", str(thinker_dir)))
+    assert type(engine.model).__name__ == "Qwen2_5OmniThinkerForConditionalGeneration"
+    requests = [request(0), request(1)]
+    assert texts(engine.generate_until(requests)) == texts(
+        model(("qwen2_5_omni", full)).generate_until(requests)
+    )

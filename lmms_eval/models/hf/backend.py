@@ -281,7 +281,6 @@ class HFVisionLanguageModel(lmms):
     default_pretrained: ClassVar[str | None] = None
     model_types: ClassVar[tuple[str, ...]] = ()
     model_class: ClassVar[str] = "AutoModelForImageTextToText"  # the transformers class that loads it
-    load_kwargs: ClassVar[dict[str, Any]] = {}  # extra ``from_pretrained`` arguments of the family
 
     def __init__(
         self,
@@ -414,8 +413,9 @@ class HFVisionLanguageModel(lmms):
                 self.pretrained,
                 model_type,
             )
+        class_name, family_kwargs = self._loader_for(model_type)
         kwargs: dict[str, Any] = {
-            **self.load_kwargs,
+            **family_kwargs,
             "dtype": resolve_dtype(torch_dtype),
             "trust_remote_code": bool(trust_remote_code),
         }
@@ -423,7 +423,7 @@ class HFVisionLanguageModel(lmms):
             kwargs["attn_implementation"] = attn_implementation
         if device_map:
             kwargs["device_map"] = device_map
-        auto_class: Any = getattr(transformers, self.model_class)
+        auto_class: Any = getattr(transformers, class_name)
         with loading_errors(self.checkpoint, label):
             model = self._model_for_evaluation(auto_class.from_pretrained(self.checkpoint.path, **kwargs))
         if not device_map:
@@ -431,6 +431,11 @@ class HFVisionLanguageModel(lmms):
         if str(self._device).startswith("cpu"):
             fit_threads_to_model(import_torch(label), sum(p.numel() for p in model.parameters()))
         return model.eval()
+
+    def _loader_for(self, model_type: str) -> tuple[str, dict[str, Any]]:
+        """The transformers class that loads a checkpoint of ``model_type``, and the extra
+        ``from_pretrained`` arguments of the family (``model_class`` and none here)."""
+        return self.model_class, {}
 
     def _model_for_evaluation(self, loaded: Any) -> Any:
         """The module that generates and scores, out of what ``model_class`` loaded (itself here;

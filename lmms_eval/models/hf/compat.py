@@ -189,5 +189,6 @@ def _processor_class_for(config: Any) -> str:
         "smolvlm": "SmolVLMProcessor",
         "internvl": "InternVLProcessor",
         "qwen2_5_omni": "Qwen2_5OmniProcessor",
+        "qwen2_5_omni_thinker": "Qwen2_5OmniProcessor",
     }
     return names.get(getattr(config, "model_type", ""), "")
