@@ -6,7 +6,6 @@ aggregation -> outputs. Each stage lives in its own module; this file only wires
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
 import math
@@ -14,7 +13,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -251,9 +250,11 @@ def run_evaluation(
     answers its share and rank 0 scores and writes; every rank returns rank 0's results, and a
     failure on any rank fails all of them with :class:`~lmms_eval.distributed.RankFailed`.
     """
+    from lmms_eval.data.dataset_root import exported_root
+
     group = run_group()
     try:
-        with _exported_dataset_root(settings.dataset_root):
+        with exported_root(settings.dataset_root):
             return _run_evaluation(settings, lm, task_manager, show_progress, cli_args, progress, group)
     except BaseException as exc:
         failure = group.failed(exc)
@@ -261,26 +262,6 @@ def run_evaluation(
         if failure is exc:
             raise
         raise failure from None
-
-
-@contextlib.contextmanager
-def _exported_dataset_root(root: str | None) -> Iterator[None]:
-    """``--dataset_root`` as ``$LMMS_EVAL_DATASET_ROOT`` (its default) while the run lasts: task
-    helpers that find files themselves (the video tasks' ``doc_to_visual``) read it there."""
-    from lmms_eval.data.dataset_root import ENV_VAR
-
-    if not root:
-        yield
-        return
-    before = os.environ.get(ENV_VAR)
-    os.environ[ENV_VAR] = root
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(ENV_VAR, None)
-        else:
-            os.environ[ENV_VAR] = before
 
 
 def _run_evaluation(

@@ -14,7 +14,9 @@ the model loads or a request is paid for.
   ``media_docs`` documents exist. With ``chat`` given, the requests of those documents are built
   too: when every one of them fails the same way (``doc_to_text`` raising ``KeyError``), the task is
   broken. A single bad document is not a pre-flight problem of a run: the run records it as failed
-  (also a single missing media file; ``tasks validate --data`` reports each one).
+  (also a single missing media file). ``tasks validate --data`` (no model, so ``chat`` is None)
+  calls each sampled document's ``doc_to_*`` functions and reports every one that raises, and
+  every missing media file.
 
 The output folder is created when missing and must be writable. Loading the data here costs nothing
 extra: the task keeps it, and the run uses what pre-flight loaded.
@@ -253,7 +255,10 @@ def check_data(
         logger.warning("task %s: split '%s' has no documents", task.task_name, split)
         return []
     sample = range(min(max(media_docs, 0), len(docs)))
-    problems = _input_problems(task, docs, sample, chat) if chat is not None else []
+    if chat is not None:
+        problems = _input_problems(task, docs, sample, chat)
+    else:  # no model known (tasks validate): each document under every layout the task has
+        problems = _each_input_problem(task, docs, sample) if each_missing_file else []
     media = [_media_problems(task, doc_id, docs[doc_id], chat) for doc_id in sample]
     if each_missing_file or (media and all(media)):  # all missing: the data is not where it is looked for
         problems.extend(problem for found in media for problem in found)
@@ -285,6 +290,23 @@ def _input_problems(task: ConfigurableTask, docs: Any, sample: range, chat: bool
             f"doc {first.doc_id}: {first.error}",
         )
     ]
+
+
+def _each_input_problem(task: ConfigurableTask, docs: Any, sample: range) -> list[Problem]:
+    """One problem per sampled doc whose ``doc_to_*`` functions raise, for the request layouts the
+    task has (chat messages when it has ``doc_to_messages``, the simple layout when it has more)."""
+    cfg = task.config
+    layouts = [True] if cfg.doc_to_messages is not None else []
+    if cfg.doc_to_messages is None or cfg.doc_to_visual is not None or cfg.doc_to_text is not None:
+        layouts.append(False)
+    problems: list[Problem] = []
+    for doc_id in sample:
+        for chat in layouts:
+            failure = task.check_doc_inputs(doc_id, docs[doc_id], chat)
+            if failure is not None:
+                problems.append(_problem(task, f"doc {doc_id}", f"{failure.function} raised {failure.error}"))
+                break
+    return problems
 
 
 def _media_problems(task: ConfigurableTask, doc_id: int, doc: Any, chat: bool | None) -> list[Problem]:

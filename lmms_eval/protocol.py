@@ -10,20 +10,37 @@ clip, any other ``{"url"}`` an image (audio always needs ``"type": "audio"``).
 ``to_hf_messages`` gives the form HF processors' ``apply_chat_template`` and qwen-vl-utils expect;
 ``to_openai_messages`` gives OpenAI chat-completions messages with images as base64 ``data:`` URIs
 (format from ``LMMS_IMAGE_ENCODE_FORMAT``: PNG by default, JPEG or WEBP with quality
-``LMMS_IMAGE_JPEG_QUALITY``, default 85) and audio as ``input_audio`` parts (base64 WAV). The media themselves are read and encoded by
-:mod:`lmms_eval.media`.
+``LMMS_IMAGE_JPEG_QUALITY``, default 85) and audio as ``input_audio`` parts (base64 WAV);
+``to_anthropic_messages`` gives the Anthropic Messages API's ``system`` and ``messages`` (images as
+base64 image blocks); ``to_gemini_contents`` gives the Gemini API's system instruction and
+``contents`` (images, videos and audio as inline bytes with their MIME types). The media themselves
+are read and encoded by :mod:`lmms_eval.media`.
 """
 
 from __future__ import annotations
 
 import base64
+import mimetypes
+import os
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lmms_eval.media import encode_image_data_uri, encode_wav, image_encode_format, load_audio, media_url
+from lmms_eval.media import (
+    MediaError,
+    decode_data_uri,
+    encode_image_data_uri,
+    encode_wav,
+    image_encode_format,
+    is_frame_video,
+    load_audio,
+    media_url,
+)
 from lmms_eval.media.urls import is_remote
+
+FrameReader = Callable[[Any], Iterable[Any]]
+PartConverter = Callable[["ChatContent"], list[dict[str, Any]]]
 
 
 class ChatTextContent(BaseModel):
@@ -172,16 +189,11 @@ class ChatMessages(BaseModel):
         A system message with only text parts is flattened into one string. An image that
         appears more than once is encoded once.
         """
-        fmt = image_encode_format(image_format)
-        frame_reader: Callable[[Any], Iterable[Any]] | None = (video_kwargs or {}).get("frames")
-        cache: dict[int, tuple[Any, str]] = {}
+        encode = _ImageEncoder(image_format)
+        frame_reader: FrameReader | None = (video_kwargs or {}).get("frames")
 
         def image_url(image: Any) -> dict[str, Any]:
-            hit = cache.get(id(image))
-            if hit is None or hit[0] is not image:
-                hit = (image, encode_image_data_uri(image, fmt))
-                cache[id(image)] = hit
-            return {"type": "image_url", "image_url": {"url": hit[1]}}
+            return {"type": "image_url", "image_url": {"url": encode(image)}}
 
         out: list[dict[str, Any]] = []
         for message in self.messages:
@@ -204,6 +216,103 @@ class ChatMessages(BaseModel):
                 out.append({"role": message.role, "content": parts})
         return out
 
+    def convert(self, part_converter: PartConverter) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Each message's role and its parts, each part converted by ``part_converter`` (which may
+        turn one part into several, e.g. a video into frames): the one walk of the provider forms
+        below."""
+        return [
+            (message.role, [out for part in message.content for out in part_converter(part)])
+            for message in self.messages
+        ]
+
+    def to_anthropic_messages(
+        self, video_kwargs: dict[str, Any] | None = None, image_format: str | None = None
+    ) -> tuple[str | None, list[dict[str, Any]]]:
+        """``(system, messages)`` of the Anthropic Messages API.
+
+        System messages (text only) become the top-level ``system`` text (``None`` without one);
+        images become ``{"type": "image", "source": {"type": "base64", "media_type", "data"}}``
+        blocks (``http(s)`` URLs a ``"url"`` source); a video becomes one image block per frame of
+        ``video_kwargs['frames']`` (a callable taking the video and returning images). The API
+        takes no audio, and no video without a frame reader: those raise
+        :class:`~lmms_eval.media.MediaError` (the request fails as an input failure).
+        """
+        encode = _ImageEncoder(image_format)
+        frame_reader: FrameReader | None = (video_kwargs or {}).get("frames")
+
+        def image_block(image: Any) -> dict[str, Any]:
+            url = encode(image)
+            if is_remote(url):
+                return {"type": "image", "source": {"type": "url", "url": url}}
+            mime, data = _base64_of_data_uri(url)
+            return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+
+        def block(part: ChatContent) -> list[dict[str, Any]]:
+            if isinstance(part, ChatTextContent):
+                return [{"type": "text", "text": part.text}]
+            if isinstance(part, ChatImageContent):
+                return [image_block(part.url)]
+            if isinstance(part, ChatVideoContent):
+                if frame_reader is None:
+                    raise MediaError("the Anthropic API takes videos only as frames", "unsupported")
+                return [image_block(frame) for frame in frame_reader(part.url)]
+            raise MediaError("the Anthropic Messages API takes no audio input", "unsupported")
+
+        system, messages = _split_system(self.convert(block), "text")
+        return system, [{"role": role, "content": content} for role, content in messages]
+
+    def to_gemini_contents(
+        self,
+        video_kwargs: dict[str, Any] | None = None,
+        image_format: str | None = None,
+        inline_video_files: bool = True,
+    ) -> tuple[str | None, list[dict[str, Any]]]:
+        """``(system instruction, contents)`` of the Gemini API (google-genai's snake_case form).
+
+        Roles are ``user`` and ``model`` (for ``assistant``); system messages (text only) become the
+        system instruction. Parts: ``{"text"}``; an image ``{"inline_data": {"mime_type", "data":
+        <bytes>}}``; audio the same with ``audio/wav`` (read by :func:`~lmms_eval.media.load_audio`,
+        encoded as 16-bit WAV); a video file the file's bytes with its MIME type when
+        ``inline_video_files``, else (and for videos given as frames) one image per frame of
+        ``video_kwargs['frames']``. ``http(s)`` URLs become ``{"file_data": {"file_uri",
+        "mime_type"}}`` (fetched by the API, not here).
+        """
+        encode = _ImageEncoder(image_format)
+        frame_reader: FrameReader | None = (video_kwargs or {}).get("frames")
+
+        def image_part(image: Any) -> dict[str, Any]:
+            url = encode(image)
+            if is_remote(url):
+                return _gemini_file_part(url, "image/jpeg")
+            mime, data = decode_data_uri(url)
+            return {"inline_data": {"mime_type": mime, "data": data}}
+
+        def video_parts(source: Any) -> list[dict[str, Any]]:
+            if isinstance(source, str) and is_remote(source):
+                return [_gemini_file_part(source, "video/mp4")]
+            if (inline_video_files or frame_reader is None) and not is_frame_video(source):
+                return [_gemini_video_bytes(source)]
+            if frame_reader is None:
+                raise MediaError("a video given as frames needs a frame reader", "unsupported")
+            return [image_part(frame) for frame in frame_reader(source)]
+
+        def part(content: ChatContent) -> list[dict[str, Any]]:
+            if isinstance(content, ChatTextContent):
+                return [{"text": content.text}]
+            if isinstance(content, ChatImageContent):
+                return [image_part(content.url)]
+            if isinstance(content, ChatVideoContent):
+                return video_parts(content.url)
+            if isinstance(content.url, str) and is_remote(content.url):
+                return [_gemini_file_part(content.url, "audio/wav")]
+            audio = load_audio(content.url, mono=False)
+            wav = encode_wav(audio.samples, audio.sampling_rate)
+            return [{"inline_data": {"mime_type": "audio/wav", "data": wav}}]
+
+        system, messages = _split_system(self.convert(part), "text")
+        roles = {"assistant": "model"}
+        return system, [{"role": roles.get(role, role), "parts": parts} for role, parts in messages]
+
 
 def openai_audio_part(source: Any) -> dict[str, Any]:
     """The OpenAI chat part of an audio source: ``{"type": "input_audio", "input_audio": {"data":
@@ -216,6 +325,73 @@ def openai_audio_part(source: Any) -> dict[str, Any]:
     audio = load_audio(source, mono=False)
     data = base64.b64encode(encode_wav(audio.samples, audio.sampling_rate)).decode("ascii")
     return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+
+
+class _ImageEncoder:
+    """Images as ``data:`` URIs (``http(s)`` URLs as they are) in one format; an image that appears
+    more than once is encoded once."""
+
+    def __init__(self, image_format: str | None) -> None:
+        self.fmt = image_encode_format(image_format)
+        self._cache: dict[int, tuple[Any, str]] = {}
+
+    def __call__(self, image: Any) -> str:
+        hit = self._cache.get(id(image))
+        if hit is None or hit[0] is not image:
+            hit = (image, encode_image_data_uri(image, self.fmt))
+            self._cache[id(image)] = hit
+        return hit[1]
+
+
+def _base64_of_data_uri(uri: str) -> tuple[str, str]:
+    """``(mime, base64 text)`` of a ``data:`` URI, without decoding a base64 payload."""
+    header, _, payload = uri.partition(",")
+    params = header[len("data:") :].split(";")
+    if "base64" in params[1:]:
+        return params[0], payload
+    mime, data = decode_data_uri(uri)
+    return mime, base64.b64encode(data).decode("ascii")
+
+
+def _split_system(
+    messages: list[tuple[str, list[dict[str, Any]]]], text_key: str
+) -> tuple[str | None, list[tuple[str, list[dict[str, Any]]]]]:
+    """The text of the system messages (joined by newlines; ``None`` without one), and the other
+    messages. A system message with anything but text raises :class:`MediaError`."""
+    texts: list[str] = []
+    rest: list[tuple[str, list[dict[str, Any]]]] = []
+    for role, parts in messages:
+        if role != "system":
+            rest.append((role, parts))
+            continue
+        if any(text_key not in p for p in parts):
+            raise MediaError("a system message may hold only text for this API", "unsupported")
+        texts.extend(str(p[text_key]) for p in parts)
+    return ("\n".join(texts) if texts else None), rest
+
+
+def _gemini_file_part(url: str, default_mime: str) -> dict[str, Any]:
+    mime = mimetypes.guess_type(url.split("?")[0])[0] or default_mime
+    return {"file_data": {"file_uri": url, "mime_type": mime}}
+
+
+def _gemini_video_bytes(source: Any) -> dict[str, Any]:
+    """A video file (a path, ``file://`` URL, ``{"path"}``/``{"bytes"}`` dict or bytes) as an inline
+    part with the MIME type of its suffix (``video/mp4`` when unknown)."""
+    if isinstance(source, dict):
+        source = source.get("bytes") or source.get("path")
+    if isinstance(source, (bytes, bytearray)):
+        return {"inline_data": {"mime_type": "video/mp4", "data": bytes(source)}}
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise MediaError(f"cannot send a {type(source).__name__} as a video file", "unsupported")
+    path = source[len("file://") :] if source.startswith("file://") else source
+    if not os.path.isfile(path):
+        raise MediaError(f"video file not found: {path}", "missing")
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return {"inline_data": {"mime_type": mimetypes.guess_type(path)[0] or "video/mp4", "data": data}}
 
 
 def _with_kwargs(part: dict[str, Any], kwargs: dict[str, Any] | None) -> dict[str, Any]:

@@ -47,21 +47,21 @@ def summarize(task_name: str, requests: Sequence[Instance], wall_seconds: float)
         "time_per_output_token_s_mean": _mean(per_token),
         "output_tokens_per_second": total_out / wall_seconds if output_tokens and wall_seconds > 0 else None,
     }
-    if latencies or output_tokens:
-        logger.info(
-            "%s throughput: E2E %s s, TTFT %s s, TPOT %s s, %s tokens/s, %s output tokens",
-            task_name,
-            _fmt(summary["e2e_latency_s_mean"]),
-            _fmt(summary["time_to_first_token_s_mean"]),
-            _fmt(summary["time_per_output_token_s_mean"]),
-            _fmt(summary["output_tokens_per_second"]),
-            summary["output_tokens_total"],
+    measured = [
+        f"{label}{summary[key]:.4g}{unit}"
+        for label, key, unit in (
+            ("E2E ", "e2e_latency_s_mean", " s"),
+            ("TTFT ", "time_to_first_token_s_mean", " s"),
+            ("TPOT ", "time_per_output_token_s_mean", " s"),
+            ("", "output_tokens_per_second", " tokens/s"),
         )
+        if summary[key] is not None
+    ]
+    if summary["output_tokens_total"] is not None:
+        measured.append(f"{summary['output_tokens_total']} output tokens")
+    if measured:  # only what the model measured: the dummy reports no latencies
+        logger.info("%s throughput: %s", task_name, ", ".join(measured))
     return summary
-
-
-def _fmt(value: Any) -> str:
-    return "n/a" if value is None else f"{value:.4g}"
 
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval.errors import ModelArgsError
-from lmms_eval.secrets import REDACTED, redact  # noqa: F401 - the one redaction function, re-exported
+from lmms_eval.secrets import REDACTED, looks_like_secret, redact  # noqa: F401 - redact is re-exported
 
 
 class _BraceLogger(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -73,25 +73,31 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
 
     At the top level a quote only opens a quoted value right after ``=`` or ``sep``, so apostrophes
     inside plain values (``prompt=Don't stop``) need no quoting; inside brackets (JSON) quotes
-    always delimit strings.
+    always delimit strings. Errors say where (key and character), never the value.
     """
     parts: list[str] = []
     depth = 0
     quote: str | None = None
     current: list[str] = []
     value_start = True
-    for ch in text:
+    opened = 0  # where the innermost open quote or the outermost bracket began
+    for i, ch in enumerate(text):
         if quote:
             current.append(ch)
             if ch == quote:
                 quote = None
             continue
         if ch in "\"'" and (depth > 0 or value_start):
-            quote = ch
+            quote, opened = ch, i
         elif ch in "[{(":
+            opened = i if depth == 0 else opened
             depth += 1
         elif ch in "]})":
             depth -= 1
+            if depth < 0:
+                raise ModelArgsError(
+                    _unbalanced(current, len(parts), f"'{ch}' at character {i + 1} closes nothing")
+                )
         elif ch == sep and depth == 0:
             parts.append("".join(current))
             current = []
@@ -101,9 +107,26 @@ def _split_top_level(text: str, sep: str = ",") -> list[str]:
         if depth == 0 and not ch.isspace():
             value_start = ch == "="
     if quote or depth != 0:
-        raise ModelArgsError(f"unbalanced quotes or brackets in argument string: {text!r}")
+        what = f"the quote {quote}" if quote else f"'{text[opened]}'"
+        raise ModelArgsError(
+            _unbalanced(current, len(parts), f"{what} at character {opened + 1} is never closed")
+        )
     parts.append("".join(current))
     return parts
+
+
+def _where(part: list[str] | str, index: int) -> str:
+    """``the value of 'key'`` for an item ``key=...`` of an argument string, else ``item N``: how
+    errors point at an item without quoting a value (which may be a secret)."""
+    key, sep, _ = "".join(part).partition("=")
+    key = key.strip()
+    if sep and re.fullmatch(r"[\w.\-]{1,80}", key):
+        return f"the value of '{key}'"
+    return f"item {index + 1}"
+
+
+def _unbalanced(part: list[str], index: int, detail: str) -> str:
+    return f"unbalanced quotes or brackets in argument string: in {_where(part, index)}, {detail}"
 
 
 # leading zeros (``revision=0123``) stay strings
@@ -128,8 +151,10 @@ def parse_value(raw: str) -> Any:
     if text and text[0] in "[{" and text[-1] in "]}":
         try:
             return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ModelArgsError(f"value {text!r} looks like JSON but does not parse: {exc.msg}") from None
+        except json.JSONDecodeError as exc:  # the message names no value: it may be a secret
+            raise ModelArgsError(
+                f"value looks like JSON but does not parse: {exc.msg} (character {exc.pos + 1})"
+            ) from None
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return text[1:-1]
     return text
@@ -148,22 +173,35 @@ def parse_arg_string(arg_string: str | Mapping[str, Any] | None) -> dict[str, An
         try:
             loaded = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ModelArgsError(f"argument string is not valid JSON: {exc.msg}") from None
+            raise ModelArgsError(
+                f"argument string is not valid JSON: {exc.msg} (character {exc.pos + 1})"
+            ) from None
         if not isinstance(loaded, dict):
             raise ModelArgsError("a JSON argument string must be an object")
         return loaded
     result: dict[str, Any] = {}
-    for part in _split_top_level(text):
+    for index, part in enumerate(_split_top_level(text)):
         if not part.strip():
             continue
         key, sep, value = part.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ModelArgsError(f"expected key=value in argument string, got {part.strip()!r}")
+            raise ModelArgsError(_not_key_value(index, list(result)))
         if key in result:
             raise ModelArgsError(f"key {key!r} is given twice in argument string")
-        result[key] = parse_value(value)
+        try:
+            result[key] = parse_value(value)
+        except ModelArgsError as exc:
+            raise ModelArgsError(f"{key}: {exc}") from None
     return result
+
+
+def _not_key_value(index: int, keys: list[str]) -> str:
+    """The error of an item without ``=`` (never quoted: ``api_key=a,b`` makes ``b`` one)."""
+    message = f"expected key=value in argument string, but item {index + 1} has no key"
+    if keys:
+        message += f" (if it belongs to the value of '{keys[-1]}', quote that value: {keys[-1]}=\"a,b\")"
+    return message
 
 
 simple_parse_args_string = parse_arg_string  # name used by the published package
@@ -223,7 +261,9 @@ def sanitize_model_name(
     The published one-name form, ``sanitize_model_name(name, full_path=False)`` (what published task
     files call), names the folder after ``name`` itself: its last two path parts, or all of them
     with ``full_path``. The result is one plain folder name: no separators, and no leading dot (so
-    never ``..``), so outputs stay inside ``--output_path``.
+    never ``..``), so outputs stay inside ``--output_path``. A name that holds a secret (an API key
+    given as ``model=...`` by mistake: see :func:`~lmms_eval.secrets.looks_like_secret`) is never
+    used: the folder is named after the model id instead, or ``model``.
     """
     if isinstance(model_args, bool):  # the published positional form (name, full_path)
         model_args, full_path = None, model_args
@@ -236,6 +276,9 @@ def sanitize_model_name(
             if isinstance(value, str) and value:
                 name = _path_name(value, full_path) or value
                 break
+    if looks_like_secret(name):
+        name = model if not looks_like_secret(model) and model != name else "model"
+        name = _path_name(name, full_path) or "model"
     safe = re.sub(r"[\"<>:/|\\?*\[\]\x00-\x1f]+", "__", name)
     return re.sub(r"^\.+", lambda m: "_" * len(m.group(0)), safe) or "model"
 
@@ -315,7 +358,16 @@ def is_loopback_host(host: str) -> bool:
 
 def path_within(root: Path, candidate: str | os.PathLike[str]) -> Path | None:
     """``candidate`` (relative to ``root`` unless absolute, ``~`` expanded, links followed) resolved,
-    or ``None`` when it lies outside ``root``: the one containment rule of the server and the UI."""
-    path = Path(candidate).expanduser()
-    resolved = (path if path.is_absolute() else root / path).resolve()
+    or ``None`` when it lies outside ``root``: the one containment rule of the server and the UI.
+
+    A path no file can have (a NUL byte, a name the system refuses) is within nothing: ``None``,
+    never an exception."""
+    text = os.fspath(candidate)
+    if "\x00" in text:
+        return None
+    try:
+        path = Path(text).expanduser()
+        resolved = (path if path.is_absolute() else root / path).resolve()
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: a user of ``~user`` that is unknown
+        return None
     return resolved if resolved.is_relative_to(root.resolve()) else None

@@ -52,6 +52,10 @@ from lmms_eval.demo.shapes import (  # noqa: E402
 TRAIN_SEED_OFFSET = 1_000  # training specs come from seed + this offset
 HELDOUT_SEED_OFFSET = 2_000  # the held-out evaluation set from seed + this offset
 HELDOUT_PER_SKILL = 50
+# The saved processor resizes every image to about 112 x 112 pixels (the training size; a square
+# image to exactly 112 px, 8 x 8 merged patches): Qwen2-VL's resize keeps the pixel count between
+# these bounds and rounds each side to 14 px, and both bounds round to 112 px.
+DEMO_IMAGE_PIXELS = {"shortest_edge": 12_500, "longest_edge": 12_600}
 
 
 def _weights(text: str) -> dict[str, float]:
@@ -320,7 +324,9 @@ def write_report(
         f"weight decay {args.weight_decay}, gradient clipping {args.clip}",
         f"- model: text hidden {args.hidden}, {args.layers} layers, M-RoPE base {args.rope_theta:g}; vision width "
         f"{args.vision_dim}, depth {args.vision_depth}, patch {args.patch}, merge {args.merge}; vocabulary "
-        f"{args.vocab}; 112 px images ({image_tokens} image tokens); {params / 1e6:.2f} M parameters, "
+        f"{args.vocab}; 112 px images ({image_tokens} image tokens; the saved processor resizes any image to about 112 x 112 pixels, "
+        "a square one to exactly 112 px, so images of any size get answers: pixel bounds 12500 to 12600, "
+        f"`DEMO_IMAGE_PIXELS` in the script); {params / 1e6:.2f} M parameters, "
         f"model.safetensors {size_mb:.2f} MB",
         "- skills drawn with weights "
         + ", ".join(f"{name} {weight:g}" for name, weight in args.skill_weights.items()),
@@ -361,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         train_seconds = time.perf_counter() - started
     args.output.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(args.output))
+    processor.image_processor.size = DEMO_IMAGE_PIXELS  # any image size works (TRAINING.md)
     processor.save_pretrained(str(args.output))
 
     heldout = generate_docs(HELDOUT_PER_SKILL, args.seed + HELDOUT_SEED_OFFSET)

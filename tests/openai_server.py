@@ -185,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/stats"):
             self.server.app._send_json(self, 200, self.server.app._stats(reset="reset=1" in self.path))
         else:
-            self.server.app._send_json(self, 404, {"error": {"message": f"no route {self.path}"}})
+            self.server.app._handle_get(self)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -364,6 +364,10 @@ class OpenAIServer:
                     fault.hits += 1
                     return fault
         return None
+
+    def _handle_get(self, handler: _Handler) -> None:
+        """GET routes besides ``/stats`` (none here; subclasses add theirs)."""
+        self._send_json(handler, 404, {"error": {"message": f"no route {handler.path}"}})
 
     def _handle(self, handler: _Handler, raw: bytes) -> None:
         try:

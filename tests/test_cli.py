@@ -194,3 +194,28 @@ def test_validate_reports_a_duplicate_name_once(write_files, tmp_path: Path, cap
     assert main(["tasks", "validate", "--include_path", str(root)]) == 1
     out = capsys.readouterr().out
     assert out.count("twin") == 1 and "1 problem(s)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [(["--limt", "3"], "Did you mean '--limit'?"), (["tasks", "list", "--jsn"], "Did you mean '--json'?")],
+)
+def test_a_mistyped_flag_gets_a_suggestion_from_its_command(argv: list[str], hint: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("lmms-eval: error: unrecognized arguments:") and last.endswith(hint)
+
+
+def test_a_closed_stdout_ends_quietly_with_status_0(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lmms_eval", "tasks", "benchmarks"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader left, as `| head` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "BrokenPipe" not in err

@@ -17,7 +17,6 @@ import sys
 import tarfile
 import textwrap
 import threading
-import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -130,18 +129,14 @@ def test_native_json_does_not_import_datasets(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "d.jsonl", [{"q": f"q{i}", "a": i} for i in range(50)])
     script = textwrap.dedent(
         f"""
-        import sys, time
-        start = time.perf_counter()
+        import sys
         from lmms_eval.data.load import load_dataset_splits
         splits = load_dataset_splits("jsonl", None, {{"data_files": {{"test": "d.jsonl"}}}}, {str(tmp_path)!r}, "t")
         print(len(splits["test"]), "datasets" in sys.modules, "pyarrow" in sys.modules)
-        print(time.perf_counter() - start)
         """
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    counts, elapsed = proc.stdout.split("\n")[:2]
-    assert counts == "50 False False"
-    assert float(elapsed) < 5.0  # a correctness bound: importing datasets alone is not the point
+    assert proc.stdout.split("\n")[0] == "50 False False"
 
 
 def test_native_json_split_field_and_inert_kwargs(tmp_path: Path) -> None:
@@ -441,24 +436,25 @@ def test_a_split_kwarg_keys_the_result_by_split(hub_state: pytest.MonkeyPatch, t
 
 def test_unreachable_hub_fails_fast_with_a_clear_error(hub_state: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hub_state.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
-    start = time.perf_counter()
+    probes: list[str] = []
+    answers_http = _hub._answers_http
+    hub_state.setattr(_hub, "_answers_http", lambda url: probes.append(url) or answers_http(url))
     with pytest.raises(DatasetError) as err:
         load_dataset_splits("someorg/somedataset", "cfg", {"token": True}, str(tmp_path), "hub_task")
-    elapsed = time.perf_counter() - start
     message = str(err.value)
-    assert elapsed < 15, elapsed  # a correctness bound: no retry loop, no long hang
+    assert len(probes) == 1  # one bounded probe, no retry loop
     assert "\n" not in message
     assert message.startswith(
         "task 'hub_task': dataset 'someorg/somedataset' (config 'cfg') is not in the local"
     )
     assert "is unreachable" in message and "127.0.0.1" in message
     assert "point dataset_path at a local copy" in message
+    assert "--dataset_root DIR" in message and "'lmms-eval tasks info hub_task' lists" in message
     # the process switched to offline mode so later loads answer from the cache at once
     assert os.environ["HF_HUB_OFFLINE"] == "1" and datasets.config.HF_HUB_OFFLINE is True
-    start = time.perf_counter()
     with pytest.raises(DatasetError, match="is unreachable"):
         load_dataset_splits("someorg/other", None, {}, str(tmp_path), "hub_task")
-    assert time.perf_counter() - start < 15
+    assert len(probes) == 1  # answered without probing again
 
 
 def test_offline_mode_gives_the_same_clear_error_without_probing(
@@ -470,10 +466,8 @@ def test_offline_mode_gives_the_same_clear_error_without_probing(
         raise AssertionError("the Hub must not be probed in offline mode")
 
     hub_state.setattr(_hub, "hub_reachable", no_probe)
-    start = time.perf_counter()
     with pytest.raises(DatasetError) as err:
         load_dataset_splits("someorg/somedataset", None, {}, str(tmp_path), "hub_task")
-    assert time.perf_counter() - start < 15
     message = str(err.value)
     assert message.startswith(
         "task 'hub_task': dataset 'someorg/somedataset' is not in the local datasets cache"
@@ -498,9 +492,7 @@ def test_unreachable_hub_still_loads_a_cached_dataset(hub_state: pytest.MonkeyPa
     cache = tmp_path / "cache"
     _cache_as_hub_dataset(cache, "someorg/cached", tmp_path)
     hub_state.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed_port()}")
-    start = time.perf_counter()
     loaded = load_dataset_splits("someorg/cached", None, {"cache_dir": str(cache)}, str(tmp_path), "t")
-    assert time.perf_counter() - start < 15
     assert loaded["test"].to_dict() == ROWS
 
 
@@ -546,9 +538,7 @@ def test_hub_reachable_needs_an_http_answer(hub_state: pytest.MonkeyPatch) -> No
     silent.bind(("127.0.0.1", 0))
     silent.listen(4)
     try:
-        start = time.perf_counter()
         assert hub_reachable(f"http://127.0.0.1:{silent.getsockname()[1]}") is False
-        assert time.perf_counter() - start < 5
     finally:
         silent.close()
 
@@ -727,13 +717,13 @@ def test_video_files_of_an_uncached_hub_dataset_offline(
 ) -> None:
     hub_state.setenv("HF_HUB_OFFLINE", "1")
     hub_state.setenv("HF_HOME", str(tmp_path / "hf_home"))
-    start = time.perf_counter()
     with pytest.raises(
         DatasetError,
         match=r"task 'v': the video files of dataset 'someorg/videos' are not in the local Hub cache and offline mode is on",
     ):
         load_dataset_splits("someorg/videos", None, {"video": True, "cache_dir": "v"}, str(tmp_path), "v")
-    assert time.perf_counter() - start < 15
+    with pytest.raises(DatasetError, match=r"pass --dataset_root DIR .*'lmms-eval tasks info v' lists"):
+        load_dataset_splits("someorg/videos", None, {"video": True, "cache_dir": "v"}, str(tmp_path), "v")
 
 
 # -- end to end: a local task through TaskManager and simple_evaluate ------------------------------------

@@ -84,6 +84,12 @@ def test_every_documented_command_has_valid_flags() -> None:
             check_model_args(args)
 
 
+def per_doc_scores(folder: Path) -> list[tuple[int, str, float]]:
+    (samples,) = folder.rglob("*_samples_demo_qa.jsonl")
+    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(r["doc_id"], str(r["filtered_resps"]), r["exact_match"]) for r in rows]
+
+
 @pytest.mark.skipif(not HAS_TORCH, reason="torchrun needs torch")
 def test_the_cpu_commands_and_the_merge_snippet_run(tmp_path: Path) -> None:
     (line,) = [c for c in commands() if c.startswith(RUNS_ON_CPU)]
@@ -102,6 +108,18 @@ def test_the_cpu_commands_and_the_merge_snippet_run(tmp_path: Path) -> None:
     data = json.loads(results.read_text(encoding="utf-8"))
     assert data["distributed"]["world_size"] == 2 and data["n-samples"]["demo_qa"]["effective"] > 0
     assert proc.stdout.count("Results: ") + proc.stderr.count("Results: ") >= 1
+    # the one-process command beside it gives the same score and samples: the ranks agree
+    (single,) = [c for c in commands() if c.startswith("lmms-eval eval --model dummy")]
+    one = subprocess.run([sys.executable, "-m", "lmms_eval", *shlex.split(single)[1:]], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert one.returncode == 0, one.stderr[-3000:]
+    (one_results,) = (tmp_path / "runs" / "single").rglob("*_results.json")
+    score = data["results"]["demo_qa"]["exact_match,none"]
+    assert 0.6 < score < 0.95, score  # meaningful: neither the 0 of a constant answer nor the oracle's 1
+    assert (
+        json.loads(one_results.read_text(encoding="utf-8"))["results"]["demo_qa"]["exact_match,none"] == score
+    )
+    assert per_doc_scores(tmp_path / "runs" / "dp") == per_doc_scores(tmp_path / "runs" / "single")
     # the merge snippet, on two caches as two nodes would leave them
     from lmms_eval.caching import CacheEntry, ResponseCache
 

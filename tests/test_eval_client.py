@@ -236,10 +236,8 @@ def test_sync_wait_returns_failed_and_cancelled_jobs(fake: _Server) -> None:
 def test_sync_wait_for_job_times_out_naming_job_and_status(fake: _Server) -> None:
     with EvalClient(fake.url) as client:
         job = client.evaluate("slow", ["demo_qa"])
-        start = time.monotonic()
         with pytest.raises(TimeoutError) as info:
             client.wait_for_job(job["job_id"], poll_interval=0.05, timeout=0.3)
-        assert time.monotonic() - start < 5
         message = str(info.value)
         assert job["job_id"] in message and "running" in message and "\n" not in message
 
@@ -317,10 +315,8 @@ def test_token_from_environment(authed: _Server, monkeypatch: pytest.MonkeyPatch
 def test_connection_refused_names_url_and_how_to_start(caplog: pytest.LogCaptureFixture) -> None:
     url = f"http://127.0.0.1:{_free_port()}"
     with EvalClient(url, token=TOKEN, timeout=2) as client:
-        start = time.monotonic()
         with pytest.raises(EvalServerError) as info:
             client.health()  # a GET: retried with a short backoff, then one line
-        assert time.monotonic() - start < 10
         with pytest.raises(EvalServerError) as submit:
             client.evaluate("dummy", "demo_qa")  # a POST: never retried
     for message in (str(info.value), str(submit.value)):

@@ -30,7 +30,11 @@ HIGH = (
     "lmms_eval.cli",
     "lmms_eval.entrypoints",
     "lmms_eval.ui",
+    "lmms_eval.integrations",
 )
+# training-loop glue: over the eval server's client and the results schema only, imported by nothing
+INTEGRATIONS = ("lmms_eval.integrations",)
+INTEGRATIONS_USE = (*BASE, "lmms_eval.entrypoints.client", "lmms_eval.results", *INTEGRATIONS)
 # (importer, imported) pairs that still break a rule, each with the reason; the list only shrinks
 KNOWN: dict[tuple[str, str], str] = {}
 _MODULE_NAME = re.compile(r"lmms_eval(\.[A-Za-z_]\w*)+")
@@ -82,6 +86,10 @@ def rule_broken(importer: str, imported: str) -> str | None:
         imported, ("lmms_eval.tasks", "lmms_eval.evaluator", "lmms_eval.cli")
     ):
         return "model backends never import tasks/, evaluator or cli/"
+    if _under(imported, INTEGRATIONS) and not _under(importer, INTEGRATIONS):
+        return "nothing imports integrations/"
+    if _under(importer, INTEGRATIONS) and not _under(imported, INTEGRATIONS_USE):
+        return "integrations/ use only the eval server's client (entrypoints.client) and results/"
     if _under(imported, ("lmms_eval.cli",)) and not _under(importer, ("lmms_eval.cli", "lmms_eval.__main__")):
         return "nothing imports cli/ but __main__"
     bench = _benchmark(importer)
@@ -108,6 +116,14 @@ def violations(root: Path = PACKAGE) -> list[str]:
 
 def test_the_package_keeps_the_dependency_directions() -> None:
     assert violations() == []
+
+
+def test_the_integrations_rules_catch_what_they_forbid() -> None:
+    assert rule_broken("lmms_eval.integrations.evaluator", "lmms_eval.evaluator") is not None
+    assert rule_broken("lmms_eval.integrations.evaluator", "lmms_eval.entrypoints.server") is not None
+    assert rule_broken("lmms_eval.ui.app", "lmms_eval.integrations.evaluator") is not None
+    assert rule_broken("lmms_eval.integrations.evaluator", "lmms_eval.entrypoints.client") is None
+    assert rule_broken("lmms_eval.integrations.lightning", "lmms_eval.results.schema") is None
 
 
 def test_known_exceptions_still_exist() -> None:

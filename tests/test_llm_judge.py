@@ -450,13 +450,9 @@ def test_batch_runs_concurrently_and_keeps_order() -> None:
     client = FakeClient(reply, delay=slow_first)
     server = openai_judge(client, num_concurrent=4)
     items = [{"question": "q", "answer": "a", "prediction": f"item-{i} says a"} for i in range(n)]
-    started = time.perf_counter()
     results = server.evaluate_binary_batch(items)
-    elapsed = time.perf_counter() - started
     assert [r["result"] for r in results] == ["1", "0"] * (n // 2)
     assert client.peak == 4  # bounded by num_concurrent, and actually concurrent
-    sequential = sum(slow_first({"messages": [{"content": f"item-{i} "}]}) for i in range(n))
-    assert elapsed < sequential / 2
 
 
 def test_batch_uses_cache_and_sends_duplicates_once() -> None:
@@ -501,12 +497,18 @@ def test_score_and_comparative_batches() -> None:
 
 
 def test_dummy_batch_is_concurrent() -> None:
-    server = DummyJudge(ServerConfig(num_concurrent=8), latency_s=0.15)
-    started = time.perf_counter()
+    server = DummyJudge(ServerConfig(num_concurrent=8))
+    all_in_flight = threading.Barrier(8)  # passes only when the 8 calls run at the same time
+    invoke = server._invoke  # pyright: ignore[reportPrivateUsage]
+
+    def meet_then_invoke(request: Any) -> Any:
+        all_in_flight.wait(timeout=30)  # a hang guard: raises BrokenBarrierError if calls run one by one
+        return invoke(request)
+
+    server._invoke = meet_then_invoke  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
     results = server.evaluate_binary_batch(
         [{"question": "q", "answer": "a", "prediction": f"a {i}"} for i in range(8)]
     )
-    assert time.perf_counter() - started < 0.15 * 8 / 2
     assert all(r["result"] == "1" for r in results) and server.calls == 8
 
 
@@ -520,9 +522,7 @@ def test_async_openai_batch_concurrency_and_order() -> None:
         {"question": "q", "answer": "a", "prediction": f"{'even' if i % 2 == 0 else 'odd'} {i}"}
         for i in range(9)
     ]
-    started = time.perf_counter()
     results = server.evaluate_binary_batch(items)
-    assert time.perf_counter() - started < 0.1 * 9 / 2
     assert [r["result"] for r in results] == ["1" if i % 2 == 0 else "0" for i in range(9)]
     assert client.peak == 3
 

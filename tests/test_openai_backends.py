@@ -172,13 +172,25 @@ def test_client_gives_up_after_max_retries(server: OpenAIServer) -> None:
     assert "upstream down" in str(info.value) and server.count == 3
 
 
+def recorded_waits(client: ChatCompletionClient) -> list[float]:
+    """The waits ``client`` chooses before each retry, recorded as it runs (no clock is read)."""
+    waits: list[float] = []
+    choose = client.retry.delay
+
+    def recording(*args: Any) -> float:
+        waits.append(choose(*args))
+        return waits[-1]
+
+    client.retry.delay = recording  # pyright: ignore[reportAttributeAccessIssue]
+    return waits
+
+
 def test_client_honours_retry_after_seconds(server: OpenAIServer) -> None:
     server.add_fault("status", status=429, retry_after="1", times=1)
     client = ChatCompletionClient(server.base_url, retry_backoff_s=0.001)
-    started = time.perf_counter()
+    waits = recorded_waits(client)
     result = client.complete(PAYLOAD)
-    elapsed = time.perf_counter() - started
-    assert result.attempts == 2 and 0.95 <= elapsed < 3.0
+    assert result.attempts == 2 and len(waits) == 1 and 1.0 <= waits[0] <= 1.1  # Retry-After plus jitter
     first, second = server.requests
     assert second.arrived - first.arrived >= 0.95
 
@@ -186,15 +198,16 @@ def test_client_honours_retry_after_seconds(server: OpenAIServer) -> None:
 def test_async_client_honours_retry_after_on_503(server: OpenAIServer) -> None:
     server.add_fault("status", status=503, retry_after="0.5", times=1)
     client = ChatCompletionClient(server.base_url, retry_backoff_s=0.001)
+    waits = recorded_waits(client)
 
-    async def run() -> tuple[Any, float]:
-        started = time.perf_counter()
+    async def run() -> Any:
         async with client:
-            result = await client.acomplete(PAYLOAD)
-        return result, time.perf_counter() - started
+            return await client.acomplete(PAYLOAD)
 
-    result, elapsed = asyncio.run(run())
-    assert result.attempts == 2 and 0.45 <= elapsed < 2.5
+    result = asyncio.run(run())
+    assert result.attempts == 2 and len(waits) == 1 and 0.5 <= waits[0] <= 0.55
+    first, second = server.requests
+    assert second.arrived - first.arrived >= 0.45  # the wait happened before the retry was sent
 
 
 def test_parse_retry_after() -> None:
@@ -235,11 +248,9 @@ def test_client_waits_the_jittered_backoff_between_attempts(server: OpenAIServer
     expected_policy = RetryPolicy(backoff_s=0.15, max_backoff_s=60.0, seed=7)
     expected = [expected_policy.delay(k) for k in (1, 2, 3)]
     client = ChatCompletionClient(server.base_url, retry_backoff_s=0.15, seed=7)
-    started = time.perf_counter()
+    waits = recorded_waits(client)
     result = client.complete(PAYLOAD)
-    elapsed = time.perf_counter() - started
-    assert result.attempts == 4
-    assert sum(expected) - 0.01 <= elapsed < sum(expected) + 0.5
+    assert result.attempts == 4 and waits == expected
     gaps = [b.arrived - a.arrived for a, b in zip(server.requests, server.requests[1:])]
     assert all(gap >= delay - 0.01 for gap, delay in zip(gaps, expected))
 

@@ -164,7 +164,10 @@ def test_every_sampled_doc_failing_its_prompt_is_a_problem_one_bad_doc_is_not(
     assert str(problem) == (
         "task 'prompt_field': doc_to_text: raised on each of the first 3 documents; doc 0: KeyError: 'prompt'"
     )
-    assert check_tasks([task], chat=None) == []  # without a known request layout prompts are not built
+    # without a model (tasks validate --data) every sampled document is checked and reported
+    assert [str(p) for p in check_tasks([task], chat=None)] == [
+        f"task 'prompt_field': doc {i}: doc_to_text raised KeyError: 'prompt'" for i in range(3)
+    ]
     rows = [{"prompt": "fine", "answer": "a"}, {"answer": "a"}, {"prompt": "fine", "answer": "a"}]
     _write(root, {"t/data.jsonl": "\n".join(json.dumps(r) for r in rows) + "\n"})
     (task,) = _tasks(root, "prompt_field")

@@ -265,3 +265,66 @@ def test_recognised_arithmetic_needs_readable_source() -> None:
     exec("def made_up(items):\n    return sum(items)\n", namespace)
     assert recognised_arithmetic(namespace["made_up"]) is False
     assert recognised_arithmetic(_arith_mean) is True
+
+
+def _aggregation_of(task: Any, metric: str) -> Any:
+    from lmms_eval.api.registry import get_aggregation
+
+    entry = next(m for m in task.config.metric_list if m.name == metric)
+    agg = entry.aggregation
+    return agg if callable(agg) else get_aggregation(agg or "mean")
+
+
+def test_every_bundled_main_metric_gets_an_error_bar() -> None:
+    """Each bundled benchmark's headline metric is resampled (built-in, declared pure or plain
+    arithmetic) or is a hidden-answer submission file, which has no score to put a bar on."""
+    from lmms_eval.tasks.catalog import benchmark_rows
+
+    manager = TaskManager()
+    unbarred = []
+    for row in benchmark_rows(manager):
+        task = manager._loader.load(row.task)
+        names = [m.name for m in task.config.metric_list]
+        for key in row.metrics:
+            if key.split(",")[0] not in names:  # coco2017_cap_test: only a submission file, no score
+                assert key == "submission", (row.task, key)
+                continue
+            fn = _aggregation_of(task, key.split(",")[0])
+            if purity(fn) is None and "submission" not in fn.__qualname__ and not _a_mean(fn):
+                unbarred.append(f"{row.task}: {key} ({fn.__qualname__})")
+    assert not unbarred
+
+
+def _a_mean(fn: Any) -> bool:
+    """Whether ``fn`` (run once: AIR-Bench's logs its breakdown) scores the mean per-document score,
+    so the run reports the interval of that mean (``aggregation.per_document_estimate``)."""
+    from lmms_eval.aggregation import per_document_estimate
+
+    items = [{"score": float(i % 3 == 0), "task": f"t{i % 2}"} for i in range(30)]
+    try:
+        value = fn(items)
+    except (KeyError, TypeError, ValueError):  # not an aggregation over per-document scores
+        return False
+    return math.isfinite(per_document_estimate(items, value, "score")[0].stderr)
+
+
+@pytest.mark.parametrize(
+    ("task_name", "extra"), [("librispeech_test_clean", "task"), ("common_voice_15_en", "locale")]
+)
+def test_corpus_wer_has_a_finite_bootstrap_stderr(task_name: str, extra: str) -> None:
+    from lmms_eval.aggregation import estimate_metric
+
+    task = TaskManager()._loader.load(task_name)
+    fn = _aggregation_of(task, "wer")
+    words = ["the", "cat", "sat", "on", "a", "mat", "today"]
+    items = [
+        {"gt": " ".join(words[: 3 + i % 4]), "pred": " ".join(words[: 3 + i % 3]), extra: "en"}
+        for i in range(40)
+    ]
+    estimate = estimate_metric(fn, items, fn(items), bootstrap_iters=200, seed=1)
+    assert purity(fn) == "declared" and estimate.method == "bootstrap"
+    assert (
+        math.isfinite(estimate.stderr)
+        and estimate.stderr > 0
+        and estimate.ci_low <= fn(items) <= estimate.ci_high
+    )

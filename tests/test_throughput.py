@@ -39,3 +39,14 @@ def test_models_without_timings_leave_the_timing_fields_empty() -> None:
     ]["demo_qa"]
     assert figures["e2e_latency_s_mean"] is None and figures["time_to_first_token_s_mean"] is None
     assert figures["output_tokens_total"] == 3
+
+
+def test_the_log_names_only_what_was_measured(caplog: pytest.LogCaptureFixture) -> None:
+    from lmms_eval.throughput import summarize
+
+    from types import SimpleNamespace
+
+    timed = SimpleNamespace(resps=["a"], token_counts=[{"output_tokens": 4, "latency_s": 0.5}])
+    with caplog.at_level("INFO", logger="lmms_eval.throughput"):
+        summarize("t", [timed], 1.0)  # type: ignore[list-item]
+    assert "n/a" not in caplog.text and "E2E 0.5 s" in caplog.text and "TTFT" not in caplog.text

@@ -108,7 +108,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def client(logs: Path) -> TestClient:
     # a remote server nobody listens on: these tests need no eval server (the browser test has one)
     return TestClient(
-        create_ui_app(UiOptions(logs, server_url="http://127.0.0.1:9", server_token="s3cret-server-token"))
+        create_ui_app(UiOptions(logs, server_url="http://127.0.0.1:9", server_token="s3cret-server-token")),
+        base_url="http://127.0.0.1",  # a loopback Host (the UI refuses TestClient's "testserver")
     )
 
 
@@ -267,14 +268,16 @@ def test_compare_gives_the_numbers_of_compare_runs(client: TestClient, logs: Pat
 
 
 def test_beyond_loopback_every_request_needs_the_token(logs: Path) -> None:
-    app = create_ui_app(UiOptions(logs, server_url="http://127.0.0.1:9", token="ui-token-123"))
-    with TestClient(app) as client:
+    app = create_ui_app(UiOptions(logs, server_url="http://127.0.0.1:9", token="ui-token-0123456"))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         for path in ("/", "/api/runs", "/static/app.js", "/api/file?path=x"):
             answer = client.get(path)
             assert answer.status_code == 401 and "needs its token" in answer.json()["detail"], path
         assert client.get("/api/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
-        assert client.get("/api/runs", headers={"Authorization": "Bearer ui-token-123"}).status_code == 200
-        opened = client.get("/?token=ui-token-123", follow_redirects=False)
+        assert (
+            client.get("/api/runs", headers={"Authorization": "Bearer ui-token-0123456"}).status_code == 200
+        )
+        opened = client.get("/?token=ui-token-0123456", follow_redirects=False)
         assert opened.status_code == 303 and "httponly" in opened.headers["set-cookie"].lower()
         assert client.get("/api/runs").status_code == 200  # the cookie now
 
@@ -286,7 +289,7 @@ def test_the_token_needed_beyond_loopback_is_generated(monkeypatch: pytest.Monke
     assert ui_token("127.0.0.1", None) == (None, False)
     token, generated = ui_token("0.0.0.0", None)
     assert generated and token and len(token) > 20
-    assert ui_token("0.0.0.0", "mine") == ("mine", False)
+    assert ui_token("0.0.0.0", "mine-is-16-chars") == ("mine-is-16-chars", False)
 
 
 def test_no_secret_reaches_a_response(client: TestClient) -> None:
@@ -393,7 +396,7 @@ def test_the_cli_serves_and_opens_the_browser(tmp_path: Path, monkeypatch: pytes
         time.sleep(0.05)
     try:
         assert opened and opened[0].startswith("http://127.0.0.1:")
-        assert httpx.get(opened[0] + "api/runs", timeout=5).json() == {"runs": []}
+        assert httpx.get(opened[0] + "api/runs", timeout=5).json() == {"runs": [], "skipped": []}
         assert "<title>lmms-eval</title>" in httpx.get(opened[0], timeout=5).text
     finally:
         servers[0].should_exit = True

@@ -69,7 +69,9 @@ def page(ui: tuple[str, Path]) -> Iterator[Any]:
             executable_path=CHROMIUM,
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        # Playwright's wait_for_function evaluates its predicate with eval, which the UI's CSP (no
+        # 'unsafe-eval') refuses; tests/test_ui_xss_browser.py checks the pages under their CSP
+        context = browser.new_context(viewport={"width": 1400, "height": 900}, bypass_csp=True)
         context.set_default_timeout(15_000)
         yield context.new_page()
         browser.close()

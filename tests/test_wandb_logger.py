@@ -202,12 +202,9 @@ def test_offline_run_holds_the_results_file(
     sample_lines = [json.loads(line) for line in samples_path.read_text(encoding="utf-8").splitlines()]
     monkeypatch.setattr(sys, "argv", ["lmms-eval", "--model_args", f"api_key={SECRET}"])  # W&B records argv
 
-    started = time.perf_counter()
     location = log_to_wandb(
         saved, samples_from_files(saved), "project=lmms-test,tags=ci,notes=offline test", "model_outputs"
     )
-    elapsed = time.perf_counter() - started
-    assert elapsed < 10, f"logging to an offline W&B run took {elapsed:.1f} s"
 
     assert location is not None and Path(location).parent.parent == wandb_home / "runs"
     run = read_offline_run(Path(location))

@@ -236,11 +236,14 @@ _NO = object()  # the value does not fit the annotation
 _SEQUENCES = (list, tuple, set, frozenset)
 
 
-def _constructor_hints(cls: type) -> dict[str, Any]:
-    """The evaluated annotations of ``cls.__init__``; one that cannot be evaluated is left out."""
+def constructor_hints(cls: type, extras: bool = False) -> dict[str, Any]:
+    """The evaluated annotations of ``cls.__init__``; one that cannot be evaluated is left out.
+
+    With ``extras`` the ``Annotated`` metadata is kept (the path kinds of
+    :mod:`lmms_eval.api.path_types`)."""
     init = cls.__init__
     try:
-        return typing.get_type_hints(init)
+        return typing.get_type_hints(init, include_extras=extras)
     except Exception:  # a name only imported under TYPE_CHECKING, a typo in a plugin
         pass
     hints: dict[str, Any] = {}
@@ -248,7 +251,7 @@ def _constructor_hints(cls: type) -> dict[str, Any]:
     for name, annotation in getattr(init, "__annotations__", {}).items():
         shim = types.SimpleNamespace(__annotations__={name: annotation})
         try:
-            hints.update(typing.get_type_hints(shim, globalns=globalns))
+            hints.update(typing.get_type_hints(shim, globalns=globalns, include_extras=extras))
         except Exception:  # unjudgeable: the value passes unchecked
             continue
     return hints
@@ -352,7 +355,7 @@ def check_arg_types(cls: type, args: Mapping[str, Any]) -> dict[str, Any]:
     :class:`ModelArgsError` naming the model, the argument, what it takes and the value (never the
     value of a secret-looking argument).
     """
-    hints = _constructor_hints(cls)
+    hints = constructor_hints(cls)
     parameters = inspect.signature(cls.__init__).parameters
     out: dict[str, Any] = {}
     for key, value in args.items():

@@ -19,6 +19,10 @@ that offers ``content_fingerprint()`` is asked then.
 When the model call for a batch raises (Ctrl-C, a crash), the answers the backend already reported
 for that batch through the run's gate (``lm.gate.done(answer, request)``) are stored before the
 exception goes on, so they are not asked again.
+
+A model that offers ``keep_state_in(store)`` is handed a :class:`KeptState`: a few JSON values of its
+own kept in the same cache (e.g. the id of a submitted provider batch, so that a restarted run
+collects that batch instead of submitting it again).
 """
 
 from __future__ import annotations
@@ -75,6 +79,29 @@ class _Pending:
     entry: CacheEntry | None = None
 
 
+@dataclass(frozen=True)
+class KeptState:
+    """JSON values a model keeps in the response cache under keys of its own (scoped to the model id,
+    not to its arguments: a rerun with other polling arguments finds them); written at once, so they
+    survive a killed run."""
+
+    cache: ResponseCache
+    model_id: str
+    model_fp: str
+
+    def _key(self, key: str) -> str:
+        return f"state:{self.model_id}:{key}"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.cache.get_many([self._key(key)]).get(self._key(key))
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        entry = CacheEntry(
+            self._key(key), "state", "__model_state__", 0, 0, 0, self.model_id, self.model_fp, value
+        )
+        self.cache.put(entry)
+
+
 @dataclass
 class ResponseCacheSession:
     """One run's use of a :class:`ResponseCache` for one model.
@@ -124,6 +151,9 @@ class ResponseCacheSession:
             self.lm = lm
             self._fingerprint(lm)
         send = inner or default_model_call(lm)
+        keep_state_in = getattr(lm, "keep_state_in", None)
+        if callable(keep_state_in):
+            keep_state_in(KeptState(self.cache, self.model_id, self.model_fp))
         seen: dict[int, tuple[Instance, int]] = {}
         flush = max(1, int(self.flush_size or getattr(lm, "batch_size", 1) or 1))
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from lmms_eval.errors import LmmsEvalError
+from lmms_eval.errors import LmmsEvalError, did_you_mean
 
 SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "serve", "ui", "version")
 
@@ -56,14 +56,32 @@ def configure_logging(verbosity: str | None = "INFO") -> None:
 class _Parser(argparse.ArgumentParser):
     """argparse with usage errors redacted (a mistyped flag may sit next to a key)."""
 
+    command = "eval"  # the subcommand being parsed (main sets it), whose flags a typo is matched against
+
     def error(self, message: str) -> NoReturn:
         from lmms_eval.secrets import redact_text
 
         self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {redact_text(message)}\n")
+        self.exit(2, f"{self.prog}: error: {redact_text(message)}{self._flag_hint(message)}\n")
+
+    def _flag_hint(self, message: str) -> str:
+        """`` Did you mean '--limit'?`` for the first unknown flag, from the flags the subcommands
+        define (the eval flags are those of the settings model)."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        unknown = [a.split("=")[0] for a in message.split(":", 1)[1].split() if a.startswith("--")]
+        flags = [f for action in self._actions for f in action.option_strings]
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and self.command in action.choices:
+                flags += [f for a in action.choices[self.command]._actions for f in a.option_strings]
+        return (
+            did_you_mean(unknown[0], [f for f in dict.fromkeys(flags) if f.startswith("--")])
+            if unknown
+            else ""
+        )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     from lmms_eval.cli import cache as cache_cmd
     from lmms_eval.cli import compare as compare_cmd
     from lmms_eval.cli import eval as eval_cmd
@@ -106,12 +124,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         and args_list[0] not in ("-h", "--help")
     ):
         args_list = ["eval", *args_list]  # the legacy flat form
+    bad_text = _undecodable_argument(args_list)
+    if bad_text:
+        print(f"lmms-eval: error: {bad_text}", file=sys.stderr)
+        return 1
     parser = build_parser()
+    parser.command = args_list[0]
     args = parser.parse_args(args_list)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
     return run_handler(args.handler, args)
+
+
+def _undecodable_argument(args: list[str]) -> str | None:
+    """The error line for the first argument that is not UTF-8 (file names in another encoding
+    arrive as lone surrogates, which no output file or log can hold), naming its flag; else None."""
+    from lmms_eval.settings.checks import check_text
+
+    for i, arg in enumerate(args):
+        flag, sep, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        if not sep and i > 0 and args[i - 1].startswith("-"):
+            flag = args[i - 1]
+        try:
+            check_text(flag, f"argument {i + 1}")
+            check_text(value, flag or f"argument {i + 1}")
+        except LmmsEvalError as exc:
+            return str(exc)
+    return None
 
 
 def run_handler(handler: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:

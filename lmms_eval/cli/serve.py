@@ -18,7 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         kind = info.annotation
         convert: Any = int if kind is int else str
         default = info.default
-        shown = ",".join(default) if isinstance(default, list) else default
+        shown = (",".join(default) or "none") if isinstance(default, list) else default
         parser.add_argument(
             f"--{name}",
             type=convert,
@@ -37,8 +37,10 @@ def run(args: argparse.Namespace) -> int:
     from lmms_eval.entrypoints.server import launch_server
     from lmms_eval.entrypoints.server_args import ServerArgs
     from lmms_eval.errors import ConfigError
+    from lmms_eval.secrets import redact_loggers
 
     configure_logging(args.verbosity)
+    redact_loggers("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")  # its tracebacks too
     given = {k: v for k, v in vars(args).items() if k in ServerArgs.model_fields and v is not None}
     try:
         server_args = ServerArgs(**given)

@@ -1,9 +1,10 @@
-"""``lmms-eval tasks [list|groups|tags|subtasks|benchmarks|validate]``."""
+"""``lmms-eval tasks [list|groups|tags|subtasks|benchmarks|validate|info]``."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from lmms_eval.cli._format import markdown_table
 if TYPE_CHECKING:
     from lmms_eval.tasks import TaskManager
 
-ACTIONS = ("list", "groups", "tags", "subtasks", "benchmarks", "validate")
+ACTIONS = ("list", "groups", "tags", "subtasks", "benchmarks", "validate", "info")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,6 +22,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "action", nargs="?", default="list", choices=ACTIONS, help="what to show (default: list)"
     )
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="validate: the tasks or groups to check (default: all); info: the task(s) to describe",
+    )
+    parser.add_argument("--json", action="store_true", help="info: print JSON")
     parser.add_argument(
         "--include_path", "--include-path", dest="include_path", help="extra folder(s) of task YAMLs"
     )
@@ -44,8 +52,16 @@ def run(args: argparse.Namespace) -> int:
     from lmms_eval.cli import configure_logging
 
     configure_logging(args.verbosity)
+    if args.names and args.action not in ("validate", "info"):
+        print(
+            f"lmms-eval: error: tasks {args.action} takes no task names (validate and info do)",
+            file=sys.stderr,
+        )
+        return 2
     if args.action == "validate":
-        return validate(args.include_path, data=args.data, dataset_root=args.dataset_root)
+        return validate(args.include_path, data=args.data, dataset_root=args.dataset_root, names=args.names)
+    if args.action == "info":
+        return print_info(args.names, args.include_path, as_json=args.json)
     if args.action == "benchmarks":
         return print_benchmarks(args.include_path)
     return print_listing(args.action, args.include_path)
@@ -99,26 +115,92 @@ def print_benchmarks(include_path: str | None) -> int:
     return 0
 
 
-def validate(include_path: str | None, data: bool = False, dataset_root: str | None = None) -> int:
-    """Fully load every task and group (with ``include_path``: those defined in its folders) and
-    run the pre-flight checks on each task (with ``data`` also loading its dataset); print every
-    problem and a summary. Exit 1 if there is any problem."""
+def print_info(names: list[str], include_path: str | None, as_json: bool = False) -> int:
+    """What a local copy of each named task's dataset needs (:mod:`lmms_eval.tasks.local_copy`)."""
+    import json
+
+    from lmms_eval.api.group import ConfigurableGroup
+    from lmms_eval.tasks import TaskManager
+    from lmms_eval.tasks.local_copy import describe, render
+
+    if not names:
+        print(
+            "lmms-eval: error: tasks info needs a task name, e.g. lmms-eval tasks info mme", file=sys.stderr
+        )
+        return 2
+    manager = TaskManager(include_path=include_path)
+    unknown = _unknown(manager, names)
+    if unknown:
+        print(f"lmms-eval: error: {unknown}", file=sys.stderr)
+        return 2
+    infos = []
+    for name in names:
+        loaded = manager._loader.load(name)
+        for node in loaded if isinstance(loaded, list) else [loaded]:
+            leaves = node.leaves() if isinstance(node, ConfigurableGroup) else [node]
+            infos.extend(describe(task) for task in leaves)
+    if as_json:
+        dumped = [info.model_dump(mode="json") for info in infos]
+        print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
+    else:
+        print("\n\n".join(render(info) for info in infos))
+    return 0
+
+
+def _unknown(manager: TaskManager, names: list[str]) -> str | None:
+    """The message for the first name that is no task, group or tag, or None."""
+    from lmms_eval.errors import did_you_mean
+
+    known = manager.index.entries
+    for name in names:
+        if name not in known:
+            return (
+                f"unknown task or group '{name}'.{did_you_mean(name, list(known))} See: lmms-eval tasks list"
+            )
+    return None
+
+
+def validate(
+    include_path: str | None,
+    data: bool = False,
+    dataset_root: str | None = None,
+    names: list[str] | None = None,
+) -> int:
+    """Fully load the named tasks and groups (none named: every one; with ``include_path``: those
+    defined in its folders) and run the pre-flight checks on each task (with ``data`` also loading
+    its dataset and calling its ``doc_to_*`` functions on the first documents, media resolved under
+    ``dataset_root`` as a run resolves them); print every problem and a summary. Exit 1 if there is
+    any problem."""
+    from lmms_eval.data.dataset_root import exported_root
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=include_path, use_cache=False)
+    if names:
+        unknown = _unknown(manager, names)
+        if unknown:
+            print(f"error: {unknown}")
+            return 1
+    with exported_root(dataset_root):
+        return _validate(manager, include_path, data, dataset_root, names or [])
+
+
+def _validate(
+    manager: TaskManager, include_path: str | None, data: bool, dataset_root: str | None, named: list[str]
+) -> int:
     index = manager.index
     mine = _under(include_path)
-    problems: list[str] = [
-        f"{b.path}: {b.error}" if not b.error.startswith(b.path) else b.error
-        for b in index.broken
-        if mine(b.path)
-    ]
+    problems: list[str] = []
+    if not named:  # the whole tree: also the files that did not index
+        problems += [
+            f"{b.path}: {b.error}" if not b.error.startswith(b.path) else b.error for b in index.broken
+        ]
+        problems = [p for b, p in zip(index.broken, problems) if mine(b.path)]
     for dup in index.duplicates.values():
-        if any(mine(p) for p in dup.paths):
+        if (dup.name in named) if named else any(mine(p) for p in dup.paths):
             problems.append(f"duplicate task name '{dup.name}' in {' and '.join(dup.paths)}")
     kinds = ("task", "group", "python_task")
-    names = [n for kind in kinds for n in index.names(kind) if mine(index.entries[n].path)]
-    files = [f for f in index.files if mine(f)]
+    names = named or [n for kind in kinds for n in index.names(kind) if mine(index.entries[n].path)]
+    files = {f for f in index.files if mine(f)} if not named else {index.entries[n].path for n in named}
     data_checked: set[str] = set()
     for name in names:
         if name not in index.duplicates:  # duplicates are reported above

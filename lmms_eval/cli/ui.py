@@ -15,6 +15,8 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from lmms_eval.entrypoints.server_args import ServerArgs
+
     parser.add_argument(
         "--port",
         type=int,
@@ -22,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="port (default: $LMMS_SERVER_PORT, else 8765; 0: any free port)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    parser.add_argument(
+        "--allowed_hosts",
+        default=None,
+        metavar="NAMES",
+        help=f"{ServerArgs.model_fields['allowed_hosts'].description} (default: none)",
+    )
     parser.add_argument(
         "--logs",
         default="logs",
@@ -59,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     from lmms_eval.cli import configure_logging
     from lmms_eval.errors import ConfigError
+    from lmms_eval.http_guard import parse_hosts
     from lmms_eval.ui.runner import default_port, serve_ui
 
     configure_logging(args.verbosity)
@@ -68,12 +77,22 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--server must be an http:// or https:// URL, got '{args.server}'")
     try:
         port = default_port() if args.port is None else args.port
+        allowed = parse_hosts(args.allowed_hosts)
     except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+        raise ConfigError(str(exc).replace("allowed_hosts:", "--allowed_hosts:")) from None
     logs = Path(args.logs).expanduser()
     if logs.exists() and not logs.is_dir():
         raise ConfigError(f"--logs must be a folder, got the file '{logs}'")
-    serve_ui(logs, args.host, port, args.server, args.token, args.ui_token, open_browser=not args.no_browser)
+    serve_ui(
+        logs,
+        args.host,
+        port,
+        args.server,
+        args.token,
+        args.ui_token,
+        open_browser=not args.no_browser,
+        allowed_hosts=allowed,
+    )
     return 0
 
 

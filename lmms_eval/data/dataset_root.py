@@ -15,6 +15,7 @@ downloaded with ``huggingface-cli download --repo-type dataset`` works as it is.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -47,6 +48,25 @@ def resolve_root(dataset_root: str | None) -> str | None:
     if not os.path.isdir(root):
         raise DatasetError(f"--dataset_root '{root}' is not a folder")
     return root
+
+
+@contextlib.contextmanager
+def exported_root(root: str | None) -> Iterator[None]:
+    """``root`` as ``$LMMS_EVAL_DATASET_ROOT`` while the block runs: task helpers that find files
+    themselves (the video tasks' ``doc_to_visual``) read it there. A run and ``tasks validate``
+    both resolve media inside this block, so they accept the same local copies."""
+    if not root:
+        yield
+        return
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = root
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = before
 
 
 def _candidates(root: str, dataset_path: str) -> Iterator[str]:

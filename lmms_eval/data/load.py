@@ -110,10 +110,12 @@ def datasets_kwargs(dataset_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
-# where to point lmms_eval at local copies of Hub datasets
-LOCAL_COPY_HINT = (
-    "Pass --dataset_root DIR (or set LMMS_EVAL_DATASET_ROOT) to a folder with a local copy of it"
-)
+def local_copy_hint(task_name: str) -> str:
+    """Where to point lmms_eval at a local copy of a Hub dataset, and how to learn what it needs."""
+    return (
+        "pass --dataset_root DIR (or set LMMS_EVAL_DATASET_ROOT) to a folder with a local copy of it "
+        f"('lmms-eval tasks info {task_name}' lists the files and columns the copy needs)"
+    )
 
 
 # -- entry point ----------------------------------------------------------------------------------
@@ -333,15 +335,16 @@ def _load_error(
         return DatasetError(f"task '{task_name}': could not load the local dataset folder '{path}': {detail}")
     unreachable = isinstance(exc, ConnectionError) or "offline" in detail.lower()
     if offline_reason is not None and (unreachable or isinstance(exc, FileNotFoundError)):
+        hint = local_copy_hint(task_name)
         return DatasetError(
             f"task '{task_name}': {what} is not in the local datasets cache and {offline_reason}. "
-            f"{LOCAL_COPY_HINT}, point dataset_path at a local copy (a save_to_disk folder or data "
+            f"{hint[0].upper()}{hint[1:]}, point dataset_path at a local copy (a save_to_disk folder or data "
             f"files), or load it once where the Hub is reachable (it is cached under HF_HOME). [{detail}]"
         )
     if unreachable:
         return DatasetError(
             f"task '{task_name}': could not reach the Hugging Face Hub for {what}: {detail}. "
-            f"Check the network, {LOCAL_COPY_HINT[0].lower()}{LOCAL_COPY_HINT[1:]}, or set "
+            f"Check the network, {local_copy_hint(task_name)}, or set "
             "HF_HUB_OFFLINE=1 to use cached datasets only"
         )
     if isinstance(exc, FileNotFoundError):

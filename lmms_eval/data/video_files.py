@@ -18,7 +18,7 @@ from lmms_eval.data.files import expand as _expand
 from lmms_eval.data.files import local_path as _local_path
 from lmms_eval.data.files import short_error as _short
 from lmms_eval.data.hub import _offline_reason
-from lmms_eval.data.load import LOCAL_BUILDERS
+from lmms_eval.data.load import LOCAL_BUILDERS, local_copy_hint
 from lmms_eval.errors import DatasetError
 
 logger = logging.getLogger(__name__)
@@ -87,8 +87,8 @@ def _snapshot(repo_id: str, dataset_kwargs: Mapping[str, Any], task_name: str) -
         why = (offline or "local_files_only is set") if local_only else "the download failed"
         raise DatasetError(
             f"task '{task_name}': the video files of dataset '{repo_id}' are not in the local Hub cache "
-            f"and {why} [{_short(exc)}]; download them where the Hub is reachable, or set "
-            "dataset_kwargs.cache_dir to a folder that already holds the videos"
+            f"and {why} [{_short(exc)}]; {local_copy_hint(task_name)}, download them where the Hub is "
+            "reachable, or set dataset_kwargs.cache_dir to a folder that already holds the videos"
         ) from None
 
 

@@ -205,15 +205,31 @@ class EvalClient(_ClientCore):
         model: str,
         tasks: str | list[str],
         model_args: Mapping[str, Any] | str | None = None,
+        *,
+        training_run: str | None = None,
+        step: int | None = None,
+        metadata: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """Submit a job (returns at once with the queued job); ``options`` are run settings."""
+        """Submit a job (returns at once with the queued job); ``options`` are run settings.
+
+        ``training_run``, ``step`` and ``metadata`` tie the job to a training run: they are stored
+        with the job, written into its results file and listed by :meth:`list_jobs`."""
+        options = {**options, "training_run": training_run, "step": step}
+        options["metadata"] = dict(metadata) if metadata is not None else None
         job = self._call("POST", "/evaluate", json=self._evaluate_payload(model, tasks, model_args, options))
         logger.info("submitted eval job %s (%s on %s)", job.get("job_id"), model, tasks)
         return job
 
     def get_job(self, job_id: str) -> dict[str, Any]:
         return self._call("GET", f"/jobs/{job_id}")
+
+    def list_jobs(self, training_run: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """The jobs of one training run by step (each with its status and scores), or every job."""
+        params: dict[str, Any] = {"limit": limit}
+        if training_run is not None:
+            params["training_run"] = training_run
+        return self._call("GET", "/jobs", params=params)["jobs"]
 
     def wait_for_job(
         self, job_id: str, poll_interval: float = 5.0, timeout: float | None = None
@@ -314,9 +330,18 @@ class AsyncEvalClient(_ClientCore):
         model: str,
         tasks: str | list[str],
         model_args: Mapping[str, Any] | str | None = None,
+        *,
+        training_run: str | None = None,
+        step: int | None = None,
+        metadata: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """Submit a job (returns at once with the queued job); ``options`` are run settings."""
+        """Submit a job (returns at once with the queued job); ``options`` are run settings.
+
+        ``training_run``, ``step`` and ``metadata`` tie the job to a training run: they are stored
+        with the job, written into its results file and listed by :meth:`list_jobs`."""
+        options = {**options, "training_run": training_run, "step": step}
+        options["metadata"] = dict(metadata) if metadata is not None else None
         payload = self._evaluate_payload(model, tasks, model_args, options)
         job = await self._call("POST", "/evaluate", json=payload)
         logger.info("submitted eval job %s (%s on %s)", job.get("job_id"), model, tasks)
@@ -324,6 +349,13 @@ class AsyncEvalClient(_ClientCore):
 
     async def get_job(self, job_id: str) -> dict[str, Any]:
         return await self._call("GET", f"/jobs/{job_id}")
+
+    async def list_jobs(self, training_run: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """The jobs of one training run by step (each with its status and scores), or every job."""
+        params: dict[str, Any] = {"limit": limit}
+        if training_run is not None:
+            params["training_run"] = training_run
+        return (await self._call("GET", "/jobs", params=params))["jobs"]
 
     async def wait_for_job(
         self, job_id: str, poll_interval: float = 5.0, timeout: float | None = None

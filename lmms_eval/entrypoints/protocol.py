@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -12,16 +13,71 @@ JobStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
 TERMINAL: tuple[str, ...] = ("completed", "failed", "cancelled")
 
 _RunSettings: type[BaseModel] = run_settings_model()
+# GPUs one job may ask for (a server with fewer devices refuses more with a 422 of its own)
+MAX_GPUS = 1024
+
+
+# what ties a job to a training run (stored with the job and in its results file, never run settings)
+TRAINING_FIELDS: tuple[str, ...] = ("training_run", "step", "metadata")
+MAX_RUN_NAME = 200
+MAX_STEP = 10**15
+MAX_METADATA_BYTES = 8192
+MAX_METADATA_DEPTH = 8
+
+
+def json_depth(value: Any) -> int:
+    """How deeply lists and objects nest in parsed JSON (walked without recursion; 0 for a scalar)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 class EvaluateRequest(_RunSettings):  # type: ignore[misc, valid-type]
-    """Every run option of ``lmms-eval eval`` (see ``lmms-eval eval --help``), plus ``num_gpus``."""
+    """Every run option of ``lmms-eval eval`` (see ``lmms-eval eval --help``), plus ``num_gpus``.
+
+    The run options are checked field by field with the rules of the settings model (bounds of
+    counts, argument strings that parse, text without NUL bytes that is UTF-8): a bad body is a 422
+    that names the field, before anything is queued."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str = Field(description="model id or alias (see GET /models)")
     tasks: str | list[str] = Field(description="task names: a list or a comma-separated string")
-    num_gpus: int = Field(default=1, ge=0, description="GPUs the job takes (0: a CPU slot)")
+    num_gpus: int = Field(
+        default=1, ge=0, le=MAX_GPUS, description=f"GPUs the job takes, 0 (a CPU slot) to {MAX_GPUS}"
+    )
+    training_run: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_RUN_NAME,
+        pattern=r"^[^\x00-\x1f\x7f]+$",
+        description="the training run the checkpoint belongs to (GET /jobs?training_run= lists its jobs)",
+    )
+    step: int | None = Field(
+        default=None, ge=0, le=MAX_STEP, description="the training step of the checkpoint"
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description=f"free-form JSON object stored with the job (at most {MAX_METADATA_BYTES} bytes)",
+    )
+
+    @field_validator("metadata", mode="after")
+    @classmethod
+    def _small_metadata(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        if json_depth(value) > MAX_METADATA_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_METADATA_DEPTH} levels")
+        size = len(json.dumps(value, ensure_ascii=False).encode())
+        if size > MAX_METADATA_BYTES:
+            raise ValueError(f"{size} bytes of JSON, over the limit of {MAX_METADATA_BYTES}")
+        return value
 
     @field_validator("tasks", mode="after")
     @classmethod
@@ -34,10 +90,15 @@ class EvaluateRequest(_RunSettings):  # type: ignore[misc, valid-type]
 
     def settings_keywords(self) -> dict[str, Any]:
         """The options that were given, as :meth:`EvalSettings.from_keywords` takes them."""
-        return self.model_dump(exclude_unset=True, exclude={"num_gpus"}) | {
+        return self.model_dump(exclude_unset=True, exclude={"num_gpus", *TRAINING_FIELDS}) | {
             "model": self.model,
             "tasks": self.tasks,
         }
+
+    def training(self) -> dict[str, Any] | None:
+        """``training_run``, ``step`` and ``metadata`` as given (None when none was)."""
+        given = self.model_dump(include=set(TRAINING_FIELDS), exclude_none=True)
+        return given or None
 
     def to_settings(self) -> EvalSettings:
         """Validated settings (raises ConfigError with one line)."""
@@ -68,6 +129,42 @@ class JobInfo(BaseModel):
     error: str | None = Field(default=None, description="the tail of the job's log, when it failed")
     progress: Progress | None = None
     position: int | None = Field(default=None, description="place in the queue (0: next)")
+    training_run: str | None = Field(default=None, description="the training run the job belongs to")
+    step: int | None = Field(default=None, description="the training step of its checkpoint")
+    metadata: dict[str, Any] | None = None
+
+
+class JobScore(BaseModel):
+    """One aggregated metric of a finished job (the results file's value, error bar and interval)."""
+
+    task: str
+    metric: str
+    filter: str
+    value: float | None = None
+    stderr: float | None = None
+    ci_lower: float | None = None
+    ci_upper: float | None = None
+
+
+class JobSummary(BaseModel):
+    """One job of ``GET /jobs``: where it stands and, once completed, its scores."""
+
+    job_id: str
+    status: JobStatus
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    model: str | None = None
+    tasks: str | None = None
+    training_run: str | None = None
+    step: int | None = None
+    metadata: dict[str, Any] | None = None
+    error: str | None = Field(default=None, description="the last line of the log tail, when it failed")
+    scores: list[JobScore] = Field(default_factory=list, description="every task's aggregated metrics")
+
+
+class JobList(BaseModel):
+    jobs: list[JobSummary]
 
 
 class QueueInfo(BaseModel):

@@ -8,32 +8,38 @@ import importlib
 import importlib.util
 import json
 import logging
+import math
 import secrets as token_secrets
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
+from lmms_eval.entrypoints.error_handler import CatchAll
 from lmms_eval.entrypoints.paths import confine_request, confined
 from lmms_eval.entrypoints.protocol import (
     TERMINAL,
     EvaluateRequest,
     JobInfo,
+    JobList,
+    JobScore,
+    JobSummary,
     MergeRequest,
     Progress,
     QueueInfo,
 )
 from lmms_eval.entrypoints.scheduler import Scheduler
 from lmms_eval.entrypoints.server_args import ServerArgs
-from lmms_eval.entrypoints.store import JobRow, JobStore
+from lmms_eval.entrypoints.store import JobRow, JobStore, StateLock, StoreError, StoreFullError
 from lmms_eval.errors import ConfigError, LmmsEvalError, did_you_mean
+from lmms_eval.http_guard import Answer, Auth, HttpGuard, allowed_names, check_token
 from lmms_eval.secrets import redact, register_secret
 from lmms_eval.settings import EvalSettings
 
@@ -54,6 +60,47 @@ def read_result(output_path: str) -> dict[str, Any] | None:
     except LmmsEvalError as exc:
         logger.warning("job results unreadable: %s", exc)
         return None
+
+
+def job_summary(row: JobRow) -> JobSummary:
+    """A line of ``GET /jobs``: the job's state, training step and (once completed) scores."""
+    request = redact(row.request)
+    scores: list[JobScore] = []
+    result = read_result(row.output_path) if row.status == "completed" else None
+    if result is not None:
+        from lmms_eval.results import ResultsFile
+
+        for task, entry in ResultsFile.from_dict(result).tasks():
+            scores.extend(
+                JobScore(
+                    task=task,
+                    metric=m.metric,
+                    filter=m.filter,
+                    **{k: _finite(getattr(m, k)) for k in ("value", "stderr", "ci_lower", "ci_upper")},
+                )
+                for m in entry.metrics()
+            )
+    error_lines = (row.error or "").strip().splitlines()
+    return JobSummary(
+        job_id=row.job_id,
+        status=row.status,  # type: ignore[arg-type]
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        model=request.get("model"),
+        tasks=request.get("tasks"),
+        training_run=row.training_run,
+        step=row.step,
+        metadata=row.metadata,
+        error=error_lines[-1] if error_lines else None,
+        scores=scores,
+    )
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 class _Index:
@@ -116,15 +163,42 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 class Service:
-    """What the routes share: arguments, store, scheduler, index."""
+    """What the routes share: arguments, store, scheduler, index.
+
+    It holds the state folder's lock from construction to :meth:`close`: a second server on the
+    same folder, or a damaged job store, raises :class:`StateError` here (one line)."""
 
     def __init__(self, args: ServerArgs, token: str | None) -> None:
         self.args = args
         self.token = token
-        self.store = JobStore(args.state_path() / "jobs.db")
-        self.scheduler = Scheduler(args, self.store)
+        self.lock = StateLock(args.state_path())
+        self.lock.acquire(args.host, args.port)
+        try:
+            self.store = JobStore(args.state_path() / "jobs.db")
+            self.scheduler = Scheduler(args, self.store)
+        except BaseException:
+            self.lock.release()
+            raise
         self.index = _Index()
         self.models: list[dict[str, Any]] | None = None
+
+    def close(self) -> None:
+        """Stop the jobs (their temporary folders removed), close the store, release the folder."""
+        try:
+            self.scheduler.stop()
+            self.store.close()
+        finally:
+            self.lock.release()
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        """``/health``: 503 while the job store cannot be read; ``degraded`` while its disk is full."""
+        try:
+            counts = self.store.counts()
+        except StoreError as exc:
+            return 503, {"status": "error", "detail": str(exc)}
+        if self.store.full:
+            return 200, {"status": "degraded", "detail": self.store.full, "jobs": counts}
+        return 200, {"status": "ok", "jobs": counts}
 
     def job_info(self, row: JobRow) -> JobInfo:
         result = read_result(row.output_path) if row.status == "completed" else None
@@ -139,6 +213,9 @@ class Service:
             error=row.error,
             progress=self.progress(row),
             position=self.store.position(row.job_id) if row.status == "queued" else None,
+            training_run=row.training_run,
+            step=row.step,
+            metadata=row.metadata,
         )
 
     def progress(self, row: JobRow) -> Progress | None:
@@ -169,7 +246,13 @@ class Service:
             raise HTTPException(422, str(exc)) from None
         register_secret_values(keywords)
         out = keywords["output_path"]
-        if not self.store.insert(job_id, keywords, body.num_gpus, out, self.args.max_queued):
+        try:
+            queued = self.store.insert(
+                job_id, keywords, body.num_gpus, out, self.args.max_queued, body.training()
+            )
+        except StoreFullError as exc:
+            raise HTTPException(507, f"the job was not queued: {exc}") from None
+        if not queued:
             raise HTTPException(429, f"the queue is full ({self.args.max_queued} jobs); try later")
         self.scheduler.wake()
         return self.job_info(self.row(job_id))
@@ -183,14 +266,16 @@ def register_secret_values(keywords: dict[str, Any]) -> None:
         register_secrets_from(args)
 
 
-def _auth(service: Service) -> Any:
-    async def check(request: Request) -> None:  # async: no thread hand-off on every request
-        if service.token is None:
-            return
-        header = request.headers.get("authorization", "")
+def _auth(token: str) -> Auth:
+    """The bearer-token check the guard runs before a body is read."""
+    expected = token.encode()
+
+    def check(headers: Mapping[str, str], _scope: Any) -> Answer | None:
+        header = headers.get("authorization", "")
         given = header[7:] if header.lower().startswith("bearer ") else ""
-        if not hmac.compare_digest(given.encode(), service.token.encode()):
-            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+        if hmac.compare_digest(given.encode(), expected):
+            return None
+        return Answer(401, "missing or wrong bearer token", (("WWW-Authenticate", "Bearer"),))
 
     return check
 
@@ -243,6 +328,14 @@ def _job_routes(router: APIRouter, service: Service) -> None:
     async def evaluate(body: EvaluateRequest) -> JobInfo:
         # about 1 ms (validation and one SQLite insert): answered on the loop, no thread hand-off
         return service.submit(body)
+
+    @router.get("/jobs", response_model=JobList)
+    def list_jobs(
+        training_run: str | None = None, limit: int = Query(default=1000, ge=1, le=10000)
+    ) -> JobList:
+        """The jobs of one training run by step (``?training_run=``), or every job kept."""
+        rows = service.store.list_training(training_run, limit)
+        return JobList(jobs=[job_summary(row) for row in rows])
 
     @router.get("/jobs/{job_id}", response_model=JobInfo)
     def get_job(job_id: str) -> JobInfo:
@@ -306,26 +399,9 @@ def _info_routes(router: APIRouter, service: Service) -> None:
         return {"output_path": str(merged if merged is not None else output)}
 
 
-class _BodyLimit:
-    """A 413 for a request whose declared body is over ``limit`` bytes (plain ASGI: no per-request
-    task group, unlike ``@app.middleware``)."""
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            length = dict(scope.get("headers") or []).get(b"content-length", b"")
-            if length.isdigit() and int(length) > self.limit:
-                response = JSONResponse({"detail": f"request body over {self.limit} bytes"}, status_code=413)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
 def create_app(args: ServerArgs, token: str | None = None) -> FastAPI:
     """The FastAPI app; the scheduler runs while the app's lifespan lasts."""
-    service = Service(args, token if token is not None else resolve_token(args))
+    service = Service(args, check_token(token, "token") if token is not None else resolve_token(args))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -334,26 +410,40 @@ def create_app(args: ServerArgs, token: str | None = None) -> FastAPI:
         try:
             yield
         finally:
-            service.scheduler.stop()
-            service.store.close()
+            service.close()
 
     app = FastAPI(title="lmms-eval server", lifespan=lifespan)
     app.state.service = service
+    app.add_middleware(CatchAll)  # innermost: a route's exception is a redacted 422 or a generic 500
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": _validation_message(exc)}, status_code=422)
 
-    app.add_middleware(_BodyLimit, limit=args.max_body_bytes)
+    @app.exception_handler(StoreError)
+    async def _store_failed(_request: Request, exc: StoreError) -> JSONResponse:
+        # logged by the store (once a minute at most); 507 while its disk is full
+        status = 507 if isinstance(exc, StoreFullError) else 503
+        return JSONResponse({"detail": str(exc)}, status_code=status, headers={"Retry-After": "30"})
 
     @app.get("/health")
-    def health() -> dict[str, Any]:
-        return {"status": "ok", "jobs": service.store.counts()}
+    def health() -> JSONResponse:
+        status, body = service.health()
+        return JSONResponse(body, status_code=status)
 
-    router = APIRouter(dependencies=[Depends(_auth(service))])
+    router = APIRouter()
     _job_routes(router, service)
     _info_routes(router, service)
     app.include_router(router)
+    # last, so that it runs first: Host, cross-site, token (all but /health; /docs and
+    # /openapi.json included), then the body limit, before routing and before the body is read
+    app.add_middleware(
+        HttpGuard,
+        hosts=allowed_names(args.host, args.allowed_hosts),
+        max_body=args.max_body_bytes,
+        auth=_auth(service.token) if service.token else None,
+        public=("/health",),
+    )
     return app
 
 
@@ -363,4 +453,10 @@ def launch_server(args: ServerArgs) -> None:
 
     app = create_app(args)
     logger.info("lmms-eval server on http://%s:%d (docs at /docs)", args.host, args.port)
+    if args.host in ("0.0.0.0", "::", "") and not args.allowed_hosts:
+        logger.warning(
+            "bound to %s: only requests whose Host is localhost, a loopback address or one of "
+            "--allowed_hosts are answered; list the names clients use (e.g. --allowed_hosts gpu-box)",
+            args.host or "all interfaces",
+        )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

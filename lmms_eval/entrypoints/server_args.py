@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from lmms_eval.errors import ConfigError
+from lmms_eval.http_guard import check_token, parse_hosts
 from lmms_eval.utils import is_loopback_host
 
 TOKEN_ENV = "LMMS_EVAL_SERVER_TOKEN"
@@ -24,9 +26,15 @@ def _folder(value: str | None) -> Path | None:
 class ServerArgs(BaseModel):
     """Options of the eval server. Paths default to folders under ``state_dir``."""
 
-    model_config = ConfigDict(extra="forbid")
+    # hide_input_in_errors: a refused token is never shown in a validation error
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     host: str = Field(default="127.0.0.1", description="address to bind; beyond loopback a token is required")
+    allowed_hosts: list[str] = Field(
+        default=[],
+        description="host names clients use besides loopback and --host, e.g. gpu-box,gpu-box.lan "
+        "(requests naming any other Host get 400)",
+    )
     port: int = Field(default=8000, ge=0, le=65535, description="port to bind (0: any free port)")
     max_completed_jobs: int = Field(default=200, ge=0, description="finished jobs kept in the history")
     temp_dir_prefix: str = Field(default="lmms_eval_", description="prefix of each job's temporary folder")
@@ -58,6 +66,21 @@ class ServerArgs(BaseModel):
     max_queued: int = Field(default=1000, ge=1, description="queued jobs at most; more submissions get 429")
     max_body_bytes: int = Field(default=1_000_000, ge=1024, description="largest request body")
 
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: object) -> list[str]:
+        return parse_hosts(value)
+
+    @field_validator("token")
+    @classmethod
+    def _strong_token(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                check_token(value, "token")
+            except ConfigError as exc:
+                raise ValueError(str(exc).removeprefix("token: ")) from None
+        return value
+
     @field_validator("devices", mode="before")
     @classmethod
     def _device_list(cls, value: object) -> object:
@@ -82,14 +105,19 @@ class ServerArgs(BaseModel):
         return _folder(self.data_root) or self.state_path() / "data"
 
     def configured_token(self) -> str | None:
-        """The token of the arguments, the environment or the token file (in that order)."""
-        if self.token:
-            return self.token
-        if os.environ.get(TOKEN_ENV):
-            return os.environ[TOKEN_ENV]
+        """The token of the arguments, the environment or the token file (in that order); one that
+        is blank or shorter than 16 characters is a :class:`ConfigError`."""
+        if self.token is not None:
+            return check_token(self.token, "--token")
+        if TOKEN_ENV in os.environ:
+            return check_token(os.environ[TOKEN_ENV], f"${TOKEN_ENV}")
         if self.token_file:
-            text = Path(self.token_file).expanduser().read_text(encoding="utf-8").strip()
-            return text or None
+            path = Path(self.token_file).expanduser()
+            try:
+                text = path.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"--token_file {path}: unreadable ({type(exc).__name__})") from None
+            return check_token(text, f"--token_file {path}")
         return None
 
     def is_loopback(self) -> bool:

@@ -62,6 +62,26 @@ def _builtin(
     )
 
 
+# The transformers families with a hook in lmms_eval/models/hf/families.py: id -> (chat, simple) class
+HF_FAMILIES: dict[str, tuple[str, str]] = {
+    "llava_onevision": ("LlavaOneVision", "LlavaOneVisionSimple"),
+    "llava_next_video": ("LlavaNextVideo", "LlavaNextVideoSimple"),
+    "video_llava": ("VideoLlava", "VideoLlavaSimple"),
+    "gemma3": ("Gemma3", "Gemma3Simple"),
+    "idefics2": ("Idefics2", "Idefics2Simple"),
+    "llama_vision": ("LlamaVision", "LlamaVisionSimple"),
+    "instructblip": ("InstructBlip", "InstructBlipSimple"),
+    "paligemma": ("PaliGemma", "PaliGemmaSimple"),
+    "glm4v": ("Glm4v", "Glm4vSimple"),
+    "mistral3_vl": ("Mistral3VL", "Mistral3VLSimple"),
+    "qwen3_5": ("Qwen3_5", "Qwen3_5Simple"),
+    "phi4_multimodal": ("Phi4Multimodal", "Phi4MultimodalSimple"),
+    "minicpm_v": ("MiniCPMV", "MiniCPMVSimple"),
+    "fuyu": ("Fuyu", "FuyuSimple"),
+    "aria": ("Aria", "AriaSimple"),
+}
+_FAMILIES_MODULE = f"{PACKAGE}.hf.families"
+
 BUILTIN_MODELS: tuple[ModelManifest, ...] = (
     _builtin(
         "async_openai",
@@ -69,8 +89,10 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
         aliases=("async_openai_compatible_chat", "async_openai_compatible"),
         install=INSTALL_API,
     ),
+    _builtin("claude", chat="Claude", install="pip install 'lmms_eval[anthropic]'"),
     _builtin("dummy", chat="DummyChat", simple="DummySimple", aliases=("dummy_video_reader", "mock")),
     _builtin("from_log", simple="FromLog", aliases=("replay",)),
+    _builtin("gemini", chat="Gemini", install="pip install 'lmms_eval[gemini]'"),
     _builtin("huggingface", chat="Huggingface", aliases=("hf", "transformers"), install=INSTALL_HF),
     _builtin("idefics3", chat="Idefics3", install=INSTALL_HF),
     _builtin("internvl_hf", chat="InternVLHf", install=INSTALL_HF),
@@ -78,7 +100,7 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
     _builtin(
         "openai",
         chat="OpenAICompatible",
-        aliases=("openai_compatible", "openai_compatible_chat"),
+        aliases=("openai_compatible", "openai_compatible_chat", "gpt4v"),
         install=INSTALL_API,
     ),
     _builtin("qwen2_vl", chat="Qwen2_VL", simple="Qwen2_VL", aliases=("qwen2_vl_chat",), install=INSTALL_HF),
@@ -101,6 +123,15 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
     _builtin("vllm", chat="VLLM", aliases=("vllm_chat",), install=INSTALL_VLLM),
     _builtin(
         "whisper", simple="lmms_eval.models.hf.whisper.Whisper", install="pip install 'lmms_eval[hf,audio]'"
+    ),
+    *(
+        _builtin(
+            model_id,
+            chat=f"{_FAMILIES_MODULE}.{chat}",
+            simple=f"{_FAMILIES_MODULE}.{simple}",
+            install=INSTALL_HF,
+        )
+        for model_id, (chat, simple) in HF_FAMILIES.items()
     ),
 )
 """The models of this package. Add one here (its class in ``chat/<id>.py`` or ``simple/<id>.py``)."""

@@ -110,7 +110,8 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _collect(paths: Iterable[Path]) -> list[RunFiles]:
+def collect_runs(paths: Iterable[Path]) -> list[RunFiles]:
+    """The runs the output files among ``paths`` make up (other files are left out), newest first."""
     runs: dict[tuple[Path, str], RunFiles] = {}
     for path in paths:
         parsed = parse_name(path.name)
@@ -132,7 +133,7 @@ def _walk(folder: Path, recursive: bool) -> Iterable[Path]:
 
 def find_runs(folder: PathLike, recursive: bool = True) -> list[RunFiles]:
     """Every run under ``folder`` (searched recursively), newest first."""
-    return _collect(_walk(Path(folder), recursive))
+    return collect_runs(_walk(Path(folder), recursive))
 
 
 def run_of(path: PathLike) -> RunFiles:
@@ -142,7 +143,7 @@ def run_of(path: PathLike) -> RunFiles:
     if parsed is None:
         return RunFiles(path.parent, "", samples={path.stem: path} if path.suffix == ".jsonl" else {})
     siblings = (p for p in path.parent.iterdir() if p.name.startswith(parsed.stamp))
-    runs = [run for run in _collect(siblings) if run.stamp == parsed.stamp]
+    runs = [run for run in collect_runs(siblings) if run.stamp == parsed.stamp]
     return runs[0] if runs else RunFiles(path.parent, parsed.stamp)
 
 

@@ -241,6 +241,15 @@ class RunConfig(_Open):
     resolved_cli_args: dict[str, Any] | None = None
 
 
+class TrainingInfo(_Open):
+    """The training run a checkpoint came from: set for eval-server jobs submitted with
+    ``training_run`` / ``step`` / ``metadata`` (``lmms_eval.integrations``)."""
+
+    training_run: str | None = Field(None, description="the training run's name")
+    step: int | None = Field(None, description="the training step the checkpoint was saved at")
+    metadata: dict[str, Any] | None = Field(None, description="free-form, small JSON object of the submitter")
+
+
 class ResultsFile(_Open):
     """A whole ``{timestamp}_results.json``. Read with :meth:`load`, write with :meth:`dump`."""
 
@@ -278,6 +287,7 @@ class ResultsFile(_Open):
     git_branch: str | None = None
     output_files: OutputFiles | None = None
     output_error: str | None = None
+    training: TrainingInfo | None = Field(None, description="eval-server jobs of a training run: run, step")
 
     _loaded_version: str | None = PrivateAttr(default=SCHEMA_VERSION)
 
@@ -317,6 +327,16 @@ class ResultsFile(_Open):
         """The file's JSON text."""
         return dumps(self.to_dict(), indent=indent)
 
+    def main_metric(self, task: str) -> str | None:
+        """The task's main metric: the first of its config's ``metric_list``, else its first
+        aggregated metric (None when it has none)."""
+        listed = (self.configs.get(task) or {}).get("metric_list")
+        if isinstance(listed, list) and listed and isinstance(listed[0], dict) and listed[0].get("metric"):
+            return str(listed[0]["metric"])
+        entry = self.results.get(task) or self.groups.get(task)
+        rows = entry.metrics() if entry else []
+        return rows[0].metric if rows else None
+
     def tasks(self) -> Iterator[tuple[str, TaskResults]]:
         """``(name, entry)`` of every task, then every group with scores."""
         yield from self.results.items()
@@ -346,6 +366,7 @@ __all__ = [
     "TaskFailures",
     "TaskResults",
     "TokenUsage",
+    "TrainingInfo",
     "Usage",
     "json_schema",
     "metric_keys",

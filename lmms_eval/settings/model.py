@@ -31,13 +31,17 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
 )
 from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 
+from lmms_eval.api.path_types import PathArg, PathKind
 from lmms_eval.errors import ConfigError, did_you_mean
+from lmms_eval.secrets import redact
 from lmms_eval.settings import checks
 
 Scope = Literal["run", "cli"]
@@ -64,8 +68,13 @@ def _opt(flags: str | tuple[str, ...], group: str, metavar: str | None = None, *
 
 
 # the options whose values one rule of settings.checks turns into their normal form
-CHECKS: dict[str, Callable[[Any], Any]] = {
+CHECKS: dict[str, Callable[..., Any]] = {  # (value, option) -> normal form
+    "model_args": checks.check_arg_string,
+    "wandb_args": checks.check_arg_string,
+    "hf_hub_log_args": checks.check_arg_string,
     "batch_size": checks.check_batch_size,
+    "max_batch_size": checks.check_max_batch_size,
+    "num_fewshot": checks.check_num_fewshot,
     "limit": checks.check_limit,
     "offset": checks.check_offset,
     "repeats": checks.check_repeats,
@@ -75,6 +84,15 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "verbosity": checks.check_verbosity,
     "timezone": checks.check_timezone,
 }
+
+
+def check_option(name: str, value: Any, option: str | None = None) -> Any:
+    """``value`` of option ``name`` in its normal form: its text checked, then its rule in
+    :data:`CHECKS` applied; errors name it as ``option`` (default: its flag)."""
+    shown = option if option is not None else flag_name(name) if name in EvalSettings.model_fields else name
+    checks.check_text(value, shown)
+    return CHECKS[name](value, shown) if name in CHECKS else value
+
 
 MODEL, TASKS, RUN, OUTPUT, CACHE, STATS, POWER = (
     "model",
@@ -104,10 +122,12 @@ class EvalSettings(BaseModel):
         default="", description="model arguments as k=v,k=v (JSON values allowed)"
     )
     batch_size: Annotated[int | str, _opt(("--batch_size", "-b"), MODEL, "N")] = Field(
-        default=1, description="batch size: N, 'auto' or 'auto:N' (where the model supports it)"
+        default=1,
+        description=f"batch size: N, 'auto' or 'auto:N' (where the model supports it); N at most "
+        f"{checks.MAX_BATCH_SIZE}",
     )
     max_batch_size: Annotated[int | None, _opt("--max_batch_size", MODEL, "N")] = Field(
-        default=None, description="upper bound for automatic batch sizes"
+        default=None, description=f"upper bound for automatic batch sizes (at most {checks.MAX_BATCH_SIZE})"
     )
     device: Annotated[str | None, _opt("--device", MODEL, "DEVICE")] = Field(
         default=None, description="device for local models, e.g. cuda:0 or cpu"
@@ -119,21 +139,24 @@ class EvalSettings(BaseModel):
         default=False, description="pass trust_remote_code=True to models that accept it"
     )
     apply_chat_template: Annotated[
-        bool | str, _opt("--apply_chat_template", MODEL, "TEMPLATE", nargs="?", const=True)
+        bool | str,
+        _opt("--apply_chat_template", MODEL, "TEMPLATE", nargs="?", const=True),
+        PathArg(PathKind.FILE_OR_TEXT),
     ] = Field(
         default=False,
         description="require the model's chat template (a flag), or replace it (a Jinja file or inline "
         "template); false: each model's own choice",
     )
     # -- tasks and prompts --------------------------------------------------------------------------
-    tasks: Annotated[str | None, _opt("--tasks", TASKS, "TASKS")] = Field(
+    tasks: Annotated[str | None, _opt("--tasks", TASKS, "TASKS"), PathArg(PathKind.TASK, many=True)] = Field(
         default=None, description="comma-separated tasks, groups, tags, fnmatch patterns or YAML paths"
     )
-    include_path: Annotated[str | None, _opt("--include_path", TASKS, "DIR")] = Field(
-        default=None, description="extra folder(s) of task YAMLs (comma-separated)"
-    )
+    include_path: Annotated[
+        str | None, _opt("--include_path", TASKS, "DIR"), PathArg(PathKind.DATA, many=True)
+    ] = Field(default=None, description="extra folder(s) of task YAMLs (comma-separated)")
     num_fewshot: Annotated[int | None, _opt("--num_fewshot", TASKS, "N")] = Field(
-        default=None, description="few-shot examples per prompt (tasks that set 0 keep 0)"
+        default=None,
+        description=f"few-shot examples per prompt, 0 to {checks.MAX_FEWSHOT} (tasks that set 0 keep 0)",
     )
     fewshot_as_multiturn: Annotated[bool, _opt("--fewshot_as_multiturn", TASKS)] = Field(
         default=False, description="chat models: give few-shot examples as earlier user/assistant turns"
@@ -148,7 +171,9 @@ class EvalSettings(BaseModel):
         default_factory=lambda: json.dumps(DEFAULT_REASONING_TAGS),
         description="reasoning blocks stripped before scoring: 'none' or a JSON list of [start, end] pairs",
     )
-    dataset_root: Annotated[str | None, _opt(("--dataset_root", "--dataset-root"), TASKS, "DIR")] = Field(
+    dataset_root: Annotated[
+        str | None, _opt(("--dataset_root", "--dataset-root"), TASKS, "DIR"), PathArg(PathKind.DATA)
+    ] = Field(
         default=None,
         description="folder of local copies of Hub datasets (DIR/<owner>/<name>: save_to_disk folders or "
         "<split>.parquet/.jsonl files) used instead of the Hub (default: $LMMS_EVAL_DATASET_ROOT)",
@@ -158,13 +183,15 @@ class EvalSettings(BaseModel):
     )
     # -- running ------------------------------------------------------------------------------------
     limit: Annotated[int | float | None, _opt("--limit", RUN, "N")] = Field(
-        default=None, description="docs per task: a count, or a fraction in (0, 1)"
+        default=None,
+        description=f"docs per task: a count (at most {checks.MAX_DOCS}), or a fraction in (0, 1)",
     )
     offset: Annotated[int, _opt("--offset", RUN, "N")] = Field(
-        default=0, description="skip this many docs of each task before --limit"
+        default=0, description=f"skip this many docs of each task before --limit (at most {checks.MAX_DOCS})"
     )
     repeats: Annotated[int | None, _opt(("--repeats", "-n", "--num_samples"), RUN, "K")] = Field(
-        default=None, description="run every request k times (stability metrics need k > 1)"
+        default=None,
+        description=f"run every request k times, 1 to {checks.MAX_REPEATS} (stability metrics need k > 1)",
     )
     seed: Annotated[list[int | None], _opt("--seed", RUN, "SEEDS")] = Field(
         default_factory=lambda: [0, 1234, 1234, 1234],
@@ -175,16 +202,18 @@ class EvalSettings(BaseModel):
         default=False, description="generate and log outputs without scoring (implies --log_samples)"
     )
     max_tokens: Annotated[int | None, _opt("--max_tokens", RUN, "N")] = Field(
-        default=None, description="total token budget; once spent, remaining requests fail instead of running"
+        default=None,
+        description=f"total token budget (at most {checks.MAX_TOKEN_BUDGET}); once spent, remaining requests "
+        "fail instead of running",
     )
     allow_failures: Annotated[bool, _opt("--allow_failures", RUN, scope="cli")] = Field(
         default=False,
         description="exit 0 even when some requests failed (they are still listed and not scored)",
     )
     # -- outputs and logging ------------------------------------------------------------------------
-    output_path: Annotated[str | None, _opt(("--output_path", "-o"), OUTPUT, "DIR")] = Field(
-        default=None, description="folder for results JSON and samples JSONL"
-    )
+    output_path: Annotated[
+        str | None, _opt(("--output_path", "-o"), OUTPUT, "DIR"), PathArg(PathKind.OUTPUT)
+    ] = Field(default=None, description="folder for results JSON and samples JSONL")
     log_samples: Annotated[bool, _opt(("--log_samples", "-s"), OUTPUT, python_default=True)] = Field(
         default=False,
         description="write per-document samples JSONL (needs --output_path; simple_evaluate: on by default)",
@@ -215,7 +244,9 @@ class EvalSettings(BaseModel):
         description="push results to the Hugging Face Hub, e.g. hub_results_org=org,push_results_to_hub=true",
     )
     # -- caching ------------------------------------------------------------------------------------
-    use_cache: Annotated[str | None, _opt(("--use_cache", "--use-cache", "-c"), CACHE, "DIR")] = Field(
+    use_cache: Annotated[
+        str | None, _opt(("--use_cache", "--use-cache", "-c"), CACHE, "DIR"), PathArg(PathKind.CACHE)
+    ] = Field(
         default=None,
         description="response cache folder: reuse stored answers, store new ones as they arrive "
         "(resumable runs; default: $LMMS_EVAL_USE_CACHE)",
@@ -231,8 +262,8 @@ class EvalSettings(BaseModel):
     # -- statistics ---------------------------------------------------------------------------------
     bootstrap_iters: Annotated[int, _opt("--bootstrap_iters", STATS, "N")] = Field(
         default=1000,
-        description="bootstrap resamples for errors of non-mean metrics (0: off); seeded from --seed, "
-        "reproducible",
+        description=f"bootstrap resamples for errors of non-mean metrics, 0 (off) to "
+        f"{checks.MAX_BOOTSTRAP_ITERS}; seeded from --seed, reproducible",
     )
     ci_method: Annotated[
         Literal["wilson", "clopper-pearson"], _opt(("--ci_method", "--ci-method"), STATS, "METHOD")
@@ -241,7 +272,7 @@ class EvalSettings(BaseModel):
         description="interval of 0/1 (accuracy-like) means: wilson, or clopper-pearson (exact, wider); "
         "other metrics keep their t or bootstrap interval",
     )
-    baseline: Annotated[str | None, _opt("--baseline", STATS, "PATH")] = Field(
+    baseline: Annotated[str | None, _opt("--baseline", STATS, "PATH"), PathArg(PathKind.OUTPUT)] = Field(
         default=None,
         description="compare with an earlier run, doc by doc (a results folder, results JSON or samples JSONL)",
     )
@@ -293,9 +324,10 @@ class EvalSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _checked(cls, data: Any) -> Any:
-        """Options with a rule in :mod:`~lmms_eval.settings.checks` get it (its error names the flag)."""
+        """Options with a rule in :mod:`~lmms_eval.settings.checks` get it, and every option's text
+        is checked (no NUL byte, UTF-8, bounded nesting); the errors name the flag."""
         if isinstance(data, Mapping):
-            data = {k: CHECKS[k](v) if k in CHECKS else v for k, v in data.items()}
+            data = {k: check_option(k, v) for k, v in data.items()}
         return data
 
     @field_validator("cache_requests", mode="before")
@@ -454,7 +486,20 @@ def run_settings_model() -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name, info in options("run"):
         fields[name] = (info.annotation, info)
-    return create_model("RunSettings", __config__=ConfigDict(extra="forbid"), **fields)
+    validators: dict[str, Any] = {"_checked": field_validator("*", mode="before")(_request_check)}
+    return create_model(
+        "RunSettings", __config__=ConfigDict(extra="forbid"), __validators__=validators, **fields
+    )
+
+
+def _request_check(cls: type, value: Any, info: ValidationInfo) -> Any:
+    """The rules of :func:`check_option` for a request body, field by field (kept as given: the
+    settings built from the request normalize it)."""
+    try:
+        check_option(info.field_name or "", value, option="")
+    except ConfigError as exc:
+        raise PydanticCustomError("invalid_option", "{message}", {"message": str(exc).lstrip(": ")}) from None
+    return value
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -464,5 +509,5 @@ def _one_line(exc: ValidationError) -> str:
     name = loc[0] if loc else ""
     option = flag_name(name) if name in EvalSettings.model_fields else name
     detail = f"{option}{'.' + '.'.join(loc[1:]) if len(loc) > 1 else ''}"
-    given = error.get("input")
+    given = redact(error.get("input"))  # a wrong type of --model_args may still hold a key
     return f"{detail}: {error['msg']} (got {checks.show_value(given)})"

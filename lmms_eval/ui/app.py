@@ -15,28 +15,36 @@ Routes (all GET unless said):
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+import json
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, FastAPI, Request, Response
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
+from starlette.requests import cookie_parser
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lmms_eval.errors import LmmsEvalError
+from lmms_eval.http_guard import Answer, Auth, HttpGuard, allowed_names
 from lmms_eval.results.encoding import dumps
 from lmms_eval.ui import launch
 from lmms_eval.ui.comparison import compare_view
-from lmms_eval.ui.media import media_content, sample_row
+from lmms_eval.ui.media import media_content, sample_row, served_type
 from lmms_eval.ui.proxy import FORWARDED, EmbeddedServer, ServerLink, check_job_id
 from lmms_eval.ui.runs import RunIndex, detail, summary
-from lmms_eval.ui.samples import SamplesCache, breakdown, record_scores, status_of
+from lmms_eval.ui.samples import SamplesCache, breakdown, page_row, record_scores, status_of
 from lmms_eval.ui.security import COOKIE, Refused, confine, token_matches
 
 STATIC = Path(__file__).parent / "static"
 MAX_PAGE = 500
+MAX_BODY = 1_000_000  # the launch form's values, far below
 
 
 @dataclass
@@ -48,11 +56,47 @@ class UiOptions:
     server_token: str | None = None
     token: str | None = None  # the UI's own token (required beyond loopback)
     state_dir: Path | None = None  # the in-process server's job store (default: its own default)
+    host: str = "127.0.0.1"  # the bound address: a Host the UI answers, with loopback names
+    allowed_hosts: tuple[str, ...] = ()  # more Host names the UI answers (--allowed_hosts)
 
 
 def reply(data: Any, status: int = 200) -> Response:
     """JSON without NaN (as the results files are written)."""
     return Response(dumps(data), status_code=status, media_type="application/json")
+
+
+#: the page's policy: scripts and styles only from the UI's own files (no inline script, handler or
+#: style attribute), nothing embedded, no framing; files from the logs folder get ``sandbox`` instead
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+class SecurityHeaders:
+    """Plain ASGI wrapper: every UI response carries :data:`SECURITY_HEADERS` unless it set its own."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 class Ui:
@@ -101,7 +145,8 @@ def _run_routes(router: APIRouter, ui: Ui) -> None:
 
     @router.get("/api/runs")
     def runs() -> Response:
-        return reply({"runs": [summary(run) for run in ui.runs.refresh()]})
+        runs = [summary(run) for run in ui.runs.refresh()]
+        return reply({"runs": runs, "skipped": ui.runs.skipped})
 
     @router.get("/api/run")
     def run(request: Request) -> Response:
@@ -122,7 +167,7 @@ def _run_routes(router: APIRouter, ui: Ui) -> None:
 
     @router.get("/api/file")
     def raw_file(request: Request) -> Response:
-        return FileResponse(confine(ui.root, _param(request, "path")))
+        return logs_file(confine(ui.root, _param(request, "path")))
 
 
 def _sample_routes(router: APIRouter, ui: Ui) -> None:
@@ -141,11 +186,7 @@ def _sample_routes(router: APIRouter, ui: Ui) -> None:
         limit = min(MAX_PAGE, max(1, _int(request, "limit", 100)))
         lines = range(offset, min(total, offset + limit))
         wanted = list(lines) if selected is None else [selected[i] for i in lines]
-        rows = []
-        for line, text in indexed.raw(wanted):
-            record = _record(text, indexed.path, line)
-            status = status_of(bool(record.failed), record_scores(record), metric)
-            rows.append(sample_row(task, line, record, status))
+        rows = [page_row(task, indexed.path, line, text, metric) for line, text in indexed.raw(wanted)]
         return reply(
             {
                 "task": task,
@@ -186,19 +227,26 @@ def _sample_routes(router: APIRouter, ui: Ui) -> None:
         record = ui.samples.get(run.samples_file(task)).record(_int(request, "line", 0))
         content, kind = media_content(ui.root, run.files.folder, task, record.doc, _int(request, "n", 0))
         if isinstance(content, Path):
-            return FileResponse(content, media_type=kind)
-        return Response(content, media_type=kind, headers={"Cache-Control": "max-age=3600"})
+            return logs_file(content)
+        headers = {"Cache-Control": "max-age=3600", **FILE_HEADERS, "Content-Disposition": "inline"}
+        return Response(content, media_type=kind, headers=headers)
 
 
-def _record(text: bytes, path: Path, line: int) -> Any:
-    from lmms_eval.results.samples import SampleRecord
+#: headers of every file served from the logs folder: no sniffing, no script, no same-origin powers
+FILE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox"}
 
-    try:
-        return SampleRecord.from_line(text.decode("utf-8"))
-    except (ValueError, TypeError) as exc:
-        raise Refused(
-            422, f"{path.name}: line {line + 1} is not a samples record ({str(exc)[:200]})"
-        ) from None
+
+def logs_file(path: Path) -> FileResponse:
+    """A file of the logs folder: its media type from its extension (:func:`served_type`), shown
+    inline only when it is an image, audio or video, else downloaded as an attachment."""
+    kind, inline = served_type(path)
+    return FileResponse(
+        path,
+        media_type=kind,
+        headers=FILE_HEADERS,
+        filename=path.name,
+        content_disposition_type="inline" if inline else "attachment",
+    )
 
 
 def _launch_routes(router: APIRouter, ui: Ui) -> None:
@@ -220,7 +268,7 @@ def _launch_routes(router: APIRouter, ui: Ui) -> None:
 
     @router.post("/api/preview")
     async def preview(request: Request) -> Response:
-        values = await request.json()
+        values = await _json_body(request)
         if not isinstance(values, dict):
             raise Refused(422, "the preview body must be a JSON object of option values")
         try:
@@ -232,7 +280,7 @@ def _launch_routes(router: APIRouter, ui: Ui) -> None:
     async def forward(name: str, request: Request) -> Response:
         if (request.method, name) not in FORWARDED:
             raise Refused(404, f"'{request.method} {name}' is not forwarded to the eval server")
-        body = await request.json() if request.method == "POST" else None
+        body = await _json_body(request) if request.method == "POST" else None
         status, data = await ui.server().call(request.method, name, body)
         return reply(data, status)
 
@@ -248,24 +296,42 @@ def _launch_routes(router: APIRouter, ui: Ui) -> None:
         return StreamingResponse(stream, media_type="text/plain; charset=utf-8")
 
 
-def _guard(ui: Ui) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
-    """Beyond loopback: every request carries the UI's token (bearer header or cookie)."""
-    token = ui.options.token
+def _guard(token: str) -> Auth:
+    """Beyond loopback: every request carries the UI's token (bearer header or cookie); ``/?token=``
+    with the right token answers a redirect that sets the cookie (HttpOnly, SameSite=Strict)."""
+    cookie = SimpleCookie()
+    cookie[COOKIE] = token
+    set_cookie = f"{cookie[COOKIE].OutputString()}; HttpOnly; SameSite=Strict; Path=/"
+    login = Answer(303, "signed in", (("Location", "/"), ("Set-Cookie", set_cookie)))
+    refused = Answer(
+        401,
+        "this UI needs its token: open the address printed when it started (/?token=...) or send "
+        "'Authorization: Bearer <token>'",
+        (("WWW-Authenticate", "Bearer"),),
+    )
 
-    async def check(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        if token is None:
-            return await call_next(request)
-        given = request.query_params.get("token")
-        if request.url.path == "/" and given is not None and token_matches(token, f"Bearer {given}", None):
-            response = RedirectResponse("/", status_code=303)
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
-            return response
-        if token_matches(token, request.headers.get("authorization"), request.cookies.get(COOKIE)):
-            return await call_next(request)
-        message = "this UI needs its token: open the address printed when it started (/?token=...) or send 'Authorization: Bearer <token>'"
-        return JSONResponse({"detail": message}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    def check(headers: Mapping[str, str], scope: Any) -> Answer | None:
+        if scope["path"] == "/" and scope.get("query_string"):
+            given = parse_qs(scope["query_string"].decode("latin-1")).get("token")
+            if given and token_matches(token, f"Bearer {given[-1]}", None):
+                return login
+        cookies = cookie_parser(headers.get("cookie", ""))
+        if token_matches(token, headers.get("authorization"), cookies.get(COOKIE)):
+            return None
+        return refused
 
     return check
+
+
+async def _json_body(request: Request) -> Any:
+    """The request's JSON body (the guard admits only ``application/json``; checked again here)."""
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind != "application/json":
+        raise Refused(415, "send the body as Content-Type: application/json")
+    try:
+        return json.loads(await request.body())
+    except ValueError as exc:
+        raise Refused(422, f"the body is not JSON ({str(exc)[:120]})") from None
 
 
 def create_ui_app(options: UiOptions) -> FastAPI:
@@ -285,6 +351,7 @@ def create_ui_app(options: UiOptions) -> FastAPI:
 
     app = FastAPI(title="lmms-eval UI", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.ui = ui
+    app.add_middleware(SecurityHeaders)  # CSP, nosniff, no referrer on every response of the UI
 
     @app.exception_handler(Refused)
     async def _refused(_request: Request, exc: Refused) -> Response:
@@ -294,7 +361,6 @@ def create_ui_app(options: UiOptions) -> FastAPI:
     async def _error(_request: Request, exc: LmmsEvalError) -> Response:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
-    app.middleware("http")(_guard(ui))
     router = APIRouter()
     _run_routes(router, ui)
     _sample_routes(router, ui)
@@ -306,4 +372,11 @@ def create_ui_app(options: UiOptions) -> FastAPI:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # last, so that it runs first: Host, cross-site, token, then the body limit, before routing
+    app.add_middleware(
+        HttpGuard,
+        hosts=allowed_names(options.host, options.allowed_hosts),
+        max_body=MAX_BODY,
+        auth=_guard(options.token) if options.token else None,
+    )
     return app

@@ -21,13 +21,15 @@ def report_of(a: Run, b: Run) -> ComparisonReport:
     """The paired comparison A - B, exactly as ``lmms-eval compare`` computes it."""
     try:
         return compare_runs(load_doc_scores(_source(a)), load_doc_scores(_source(b)))
-    except LmmsEvalError as exc:
-        raise Refused(422, str(exc)) from None
+    except (LmmsEvalError, ValueError, RecursionError) as exc:  # a samples file it cannot read
+        raise Refused(422, str(exc)[:500]) from None
 
 
 def _source(run: Run) -> Any:
-    if run.files.results is not None:
-        return run.files.results
+    """The run's samples files as the listing found them (regular files only; a FIFO or device
+    named like a samples file was skipped there), never its folder searched again."""
+    if run.error:
+        raise Refused(422, f"run '{run.id}' cannot be compared: {run.error}")
     if not run.files.samples:
         raise Refused(422, f"run '{run.id}' has no samples files; compare needs per-document scores")
     return run.files.sample_files()

@@ -5,12 +5,15 @@ A document's media are its mappings marked ``"_media"``, numbered in document or
 against the run's folder, then the logs folder); every other file is refused. Documents whose images
 are drawn by code hold a spec instead of media: for such tasks (``demo_shapes``) the image is drawn
 from the spec again (:data:`RENDERERS`).
+
+A file's media type comes from its extension through the allow-list :data:`INLINE_TYPES` (images,
+audio, video; never SVG, which can hold script), never from its content; :func:`served_type` gives
+every other file as an attachment (text as ``text/plain``, the rest as ``application/octet-stream``).
 """
 
 from __future__ import annotations
 
 import io
-import mimetypes
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,29 @@ from lmms_eval.results.samples import SampleRecord
 from lmms_eval.ui.runs import number
 from lmms_eval.ui.security import Refused, confine
 
+#: extension -> media type of the files served inline (shown by the browser): images, audio, video
+INLINE_TYPES: dict[str, str] = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".bmp": "image/bmp",
+    ".avif": "image/avif",
+    ".wav": "audio/wav",
+    ".mp3": "audio/mpeg",
+    ".ogg": "audio/ogg",
+    ".oga": "audio/ogg",
+    ".flac": "audio/flac",
+    ".m4a": "audio/mp4",
+    ".mp4": "video/mp4",
+    ".m4v": "video/mp4",
+    ".webm": "video/webm",
+    ".ogv": "video/ogg",
+    ".mov": "video/quicktime",
+}
+#: extensions of text files, downloaded as ``text/plain`` (``.html`` and ``.svg`` are not among them)
+TEXT_SUFFIXES = frozenset({".json", ".jsonl", ".txt", ".log", ".yaml", ".yml", ".csv", ".tsv", ".md"})
 TEXT_CHARS = 400  # strings of a table row are cut to this length (the detail view has them whole)
 KINDS = ("image", "video", "audio")
 
@@ -70,15 +96,27 @@ def media_list(task: str, doc: Any) -> list[dict[str, Any]]:
     return out
 
 
+def served_type(path: Path) -> tuple[str, bool]:
+    """The media type a file of the logs folder is served with, by its extension, and whether it is
+    shown inline (images, audio, video of :data:`INLINE_TYPES`) rather than downloaded."""
+    suffix = path.suffix.lower()
+    if suffix in INLINE_TYPES:
+        return INLINE_TYPES[suffix], True
+    if suffix in TEXT_SUFFIXES:
+        return "text/plain; charset=utf-8", False
+    return "application/octet-stream", False
+
+
 def media_file(root: Path, run_folder: Path, ref: dict[str, Any]) -> Path:
-    """The file of a reference, confined to ``root``."""
+    """The file of a reference, confined to ``root`` (a relative path: the run's folder first)."""
     path = ref.get("path")
     if not isinstance(path, str):
         raise Refused(404, "this media has no file (only its hash was recorded)")
-    if not Path(path).is_absolute():
-        candidate = (run_folder / path).resolve()
-        if candidate.is_relative_to(root.resolve()) and candidate.is_file():
-            return candidate
+    if "\x00" not in path and not Path(path).is_absolute():
+        try:
+            return confine(root, run_folder / path, "media file")
+        except Refused:
+            pass
     return confine(root, path, "media file")
 
 
@@ -93,8 +131,7 @@ def media_content(root: Path, run_folder: Path, task: str, doc: Any, n: int) -> 
     if not 0 <= n < len(refs):
         raise Refused(404, f"no medium {n} in this document; it has {len(refs)}")
     path = media_file(root, run_folder, refs[n])
-    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-    return path, kind
+    return path, served_type(path)[0]
 
 
 def shorten(value: Any, limit: int = TEXT_CHARS) -> Any:

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 import webbrowser
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def serve_ui(
     server_token: str | None = None,
     token: str | None = None,
     open_browser: bool = True,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Serve until interrupted. The remote server's token: ``server_token`` or ``$LMMS_EVAL_SERVER_TOKEN``."""
     import uvicorn
@@ -48,7 +50,10 @@ def serve_ui(
     logs.mkdir(parents=True, exist_ok=True)
     ui_secret, generated = ui_token(host, token)
     remote_token = (server_token or os.environ.get(TOKEN_ENV) or None) if server_url else None
-    app = create_ui_app(UiOptions(logs, server_url, remote_token, ui_secret))
+    options = UiOptions(
+        logs, server_url, remote_token, ui_secret, host=host, allowed_hosts=tuple(allowed_hosts)
+    )
+    app = create_ui_app(options)
     config = uvicorn.Config(
         app, host=host, port=default_port() if port is None else port, log_level="warning", access_log=False
     )

@@ -4,13 +4,18 @@ modification time and size), and a page is read by seeking to its lines.
 Filters need a look at every line; they parse the file once into :class:`Facts` (per line: doc id,
 filter chain, failed or not, the metric values and the short scalar fields of the document), kept
 with the index. Full-text search scans the raw lines (case-insensitive) without parsing them. The
-lines themselves are read with :class:`lmms_eval.results.SampleRecord`.
+lines themselves are read with :class:`lmms_eval.results.SampleRecord` (:func:`parse_record`).
+
+Only regular files are opened (:func:`lmms_eval.ui.runs.open_regular`). A line that is not a samples
+record (not JSON, not UTF-8, nested too deep, wrong fields) is a row marked ``unreadable`` with the
+reason in a page, a 422 naming the file and line when opened alone, and ``failed`` for the filters.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 from array import array
 from collections import OrderedDict
@@ -20,7 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lmms_eval.results.samples import SampleRecord
-from lmms_eval.ui.runs import number
+from lmms_eval.ui.media import sample_row
+from lmms_eval.ui.runs import number, open_regular, parse_json
 from lmms_eval.ui.security import Refused
 
 logger = logging.getLogger(__name__)
@@ -40,7 +46,7 @@ def scan_lines(path: Path) -> tuple[array[int], array[int]]:
     position = 0
     line_start = 0
     tail = b""
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(CHUNK):
             data = tail + chunk
             base = position - len(tail)
@@ -57,6 +63,28 @@ def scan_lines(path: Path) -> tuple[array[int], array[int]]:
         starts.append(line_start)
         ends.append(line_start + len(tail))
     return starts, ends
+
+
+def parse_record(text: bytes, path: Path, line: int) -> SampleRecord:
+    """Line ``line`` (0-based) of a samples file as a record; :class:`Refused` 422 (one line) if it is not one."""
+    try:
+        data = parse_json(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        return SampleRecord.from_dict(data)
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise Refused(422, f"{path.name}: line {line + 1} is not a samples record ({reason})") from None
+
+
+def page_row(task: str, path: Path, line: int, text: bytes, metric: str | None) -> dict[str, Any]:
+    """One row of a samples page (:func:`~lmms_eval.ui.media.sample_row`); a line that is not a
+    record is a row marked ``unreadable`` with the reason in ``error``."""
+    try:
+        record = parse_record(text, path, line)
+    except Refused as exc:
+        return {"line": line, "status": "unreadable", "error": exc.message, "scores": {}, "media": []}
+    return sample_row(task, line, record, status_of(bool(record.failed), record_scores(record), metric))
 
 
 def status_of(failed: bool, scores: dict[str, float], metric: str | None) -> str:
@@ -97,6 +125,14 @@ class Facts:
             }
         )
 
+    def add_unreadable(self) -> None:
+        """A line that is not a record: counted as failed, with no scores or fields."""
+        self.doc_ids.append(-1)
+        self.filters.append("")
+        self.failed.append(True)
+        self.scores.append({})
+        self.fields.append({})
+
     def status(self, line: int, metric: str | None) -> str:
         return status_of(self.failed[line], self.scores[line], metric)
 
@@ -128,8 +164,7 @@ class SamplesFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        stat = path.stat()
-        self.key = (stat.st_mtime_ns, stat.st_size)
+        self.key = _key(path)
         self.starts, self.ends = scan_lines(path)
         self._facts: Facts | None = None
         self._lock = threading.Lock()
@@ -139,7 +174,7 @@ class SamplesFile:
         return len(self.starts)
 
     def raw(self, lines: Sequence[int]) -> Iterator[tuple[int, bytes]]:
-        with self.path.open("rb") as handle:
+        with open_regular(self.path) as handle:
             for line in lines:
                 handle.seek(self.starts[line])
                 yield line, handle.read(self.ends[line] - self.starts[line])
@@ -148,21 +183,28 @@ class SamplesFile:
         if not 0 <= line < len(self):
             raise Refused(404, f"line {line} is out of range: {self.path.name} has {len(self)} samples")
         [(_, text)] = list(self.raw([line]))
-        return SampleRecord.from_line(text.decode("utf-8"))
+        return parse_record(text, self.path, line)
 
     def facts(self) -> Facts:
         with self._lock:
             if self._facts is None:
-                facts = Facts()
-                for _, text in self.raw(range(len(self))):
-                    facts.add(SampleRecord.from_line(text.decode("utf-8")))
+                facts, bad = Facts(), 0
+                for line, text in self.raw(range(len(self))):
+                    try:
+                        facts.add(parse_record(text, self.path, line))
+                    except Refused:
+                        facts.add_unreadable()
+                        bad += 1
+                if bad:
+                    logger.warning("%s: %d line(s) are not samples records", self.path.name, bad)
                 self._facts = facts
             return self._facts
 
     def search(self, query: str) -> set[int]:
         """Lines whose raw text contains ``query`` (case-insensitive)."""
         needle = query.lower().encode("utf-8")
-        data = self.path.read_bytes().lower()
+        with open_regular(self.path) as handle:
+            data = handle.read().lower()
         found: set[int] = set()
         position = data.find(needle)
         line = 0
@@ -229,8 +271,7 @@ class SamplesCache:
         self._lock = threading.Lock()
 
     def get(self, path: Path) -> SamplesFile:
-        stat = path.stat()
-        key = (stat.st_mtime_ns, stat.st_size)
+        key = _key(path)
         with self._lock:
             cached = self._files.get(path)
             if cached is not None and cached.key == key:
@@ -242,6 +283,13 @@ class SamplesCache:
             while len(self._files) > self.size:
                 self._files.popitem(last=False)
         return indexed
+
+
+def _key(path: Path) -> tuple[int, int]:
+    """(mtime, size) of a samples file; :class:`Refused` 422 unless it is a readable regular file."""
+    with open_regular(path) as handle:
+        info = os.fstat(handle.fileno())
+    return info.st_mtime_ns, info.st_size
 
 
 def breakdown(facts: Facts, metric: str | None) -> dict[str, list[dict[str, Any]]]:

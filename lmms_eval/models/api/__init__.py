@@ -4,6 +4,12 @@
   OpenAI-compatible chat-completions APIs (sync and asyncio, retries with jittered backoff,
   ``Retry-After`` per request, refusals, an optional gate that stops it), :class:`ChatCompletion`
   and :class:`RequestFailedError`. Needs ``httpx`` (``pip install 'lmms_eval[api]'``).
+* :mod:`lmms_eval.models.api.retry`: the one retry loop of every API backend
+  (:func:`~lmms_eval.models.api.retry.call_with_retries`), the rule of which statuses are retried,
+  ``Retry-After`` and :class:`RetryPolicy`; no HTTP library needed.
+* :mod:`lmms_eval.models.api.backend`: :class:`ApiChatModel`, the shared part of the API chat
+  backends (``openai``, ``claude``, ``gemini``); :mod:`lmms_eval.models.api.sdk`: the API key and
+  SDK exceptions as failed attempts, for backends built on a vendor SDK.
 * :mod:`lmms_eval.models.api.concurrency`: :class:`AdaptiveConcurrency`, a fixed cap on attempts
   in flight plus a pacing rate learned from storms of HTTP 429 (see its docstring for the rule).
 

@@ -12,6 +12,10 @@
   (``kind="refusal"``, the refusal text as the error) or with ``finish_reason: "content_filter"``
   (``kind="filtered"``).
 
+The retry loop itself (waits, slots, gate) is :func:`lmms_eval.models.api.retry.call_with_retries`,
+which the SDK-based backends (``claude``, ``gemini``) share; this module supplies the HTTP attempt.
+``api_type="azure"`` speaks Azure OpenAI's URL layout and ``api-key`` header (see the client).
+
 **Waits.** After a failure with a ``Retry-After`` (seconds, an HTTP date, or OpenAI's
 ``retry-after-ms``) the request waits that long, plus up to 10% jitter, at most ``max_backoff_s``:
 the server said when, so neither more nor less. Other failures wait a random time in ``[0,
@@ -39,23 +43,30 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import os
-import random
 import ssl
 import threading
-import time
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from email.utils import parsedate_to_datetime
-from http import HTTPStatus
-from typing import Any, Protocol
+from typing import Any, Literal
+from urllib.parse import quote
 
-from lmms_eval.api.instance import FailureKind, TokenCounts
-from lmms_eval.errors import LmmsEvalError, MissingDependencyError
-from lmms_eval.models.api.concurrency import AdaptiveConcurrency, Outcome, Slot, sleep_unless_stopped
+from lmms_eval.api.instance import TokenCounts
+from lmms_eval.errors import MissingDependencyError
+from lmms_eval.models.api.concurrency import AdaptiveConcurrency
+from lmms_eval.models.api.retry import (
+    AttemptError,
+    Gate,
+    RequestFailedError,
+    RetryPolicy,
+    acall_with_retries,
+    call_with_retries,
+    error_detail,
+    error_message,
+    parse_retry_after,
+    status_error,
+)
 from lmms_eval.secrets import redact_text, register_secret
 
 try:
@@ -66,26 +77,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Azure OpenAI: the api-version sent when none is given (a generally available one)
+DEFAULT_AZURE_API_VERSION = "2024-10-21"
+AZURE_KEY_ENV = "AZURE_OPENAI_API_KEY"
+AZURE_ENDPOINT_ENV = "AZURE_OPENAI_ENDPOINT"
+ApiType = Literal["openai", "azure"]
 # requests in flight per async connection pool: httpcore's async pool does work quadratic in its
 # size on every request, so a loop spreads its requests over several small pools
 ASYNC_POOL_SIZE = 8
-RATE_LIMIT_STATUSES = frozenset({429, 503})
-RETRYABLE_CLIENT_STATUSES = frozenset({408, 409, 425, 429})
-# a 429 that no retry fixes: the account is out of credit
-NOT_RETRYABLE_CODES = frozenset({"insufficient_quota"})
-RETRY_AFTER_JITTER = 0.1
-_MAX_BODY_IN_ERROR = 300
-
-
-class Gate(Protocol):
-    """What the client asks of a gate (:class:`~lmms_eval.api.gate.RequestGate` is one)."""
-
-    @property
-    def stopped(self) -> bool: ...
-
-    def admit(self, retry: bool = False) -> str | None: ...
-
-    def sleep(self, seconds: float) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -104,136 +103,7 @@ class ChatCompletion:
     raw: dict[str, Any]
 
 
-class RequestFailedError(LmmsEvalError):
-    """A request that failed for good: not retryable, still failing after every retry, refused by
-    the model, or not sent because the gate said no.
-
-    The message is the last error (redacted); ``status`` is its HTTP status (``None`` for timeouts
-    and connection errors); ``kind`` is a :data:`~lmms_eval.api.instance.FailureKind`; ``usage``
-    the tokens the reply reported, if any (a refusal costs tokens too).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        attempts: int = 1,
-        retryable: bool = True,
-        status: int | None = None,
-        kind: FailureKind = "error",
-        usage: TokenCounts | None = None,
-    ):
-        super().__init__(redact_text(message))
-        self.attempts = attempts
-        self.retryable = retryable
-        self.status = status
-        self.kind: FailureKind = kind
-        self.usage = usage
-
-
-@dataclass(frozen=True)
-class _AttemptError:
-    message: str
-    retryable: bool
-    status: int | None = None
-    retry_after: float | None = None
-    rate_limited: bool = False
-    kind: FailureKind = "error"
-    usage: TokenCounts | None = None
-
-
-class RetryPolicy:
-    """How many times to retry and how long to wait: exponential backoff with full jitter.
-
-    ``seed`` makes the jitter reproducible (two policies with the same seed give the same delays).
-    """
-
-    def __init__(
-        self,
-        max_retries: int = 5,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 60.0,
-        seed: int | None = None,
-    ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-        if backoff_s < 0 or max_backoff_s < 0:
-            raise ValueError("retry_backoff_s and max_backoff_s must be >= 0")
-        self.max_retries = int(max_retries)
-        self.backoff_s = float(backoff_s)
-        self.max_backoff_s = float(max_backoff_s)
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-
-    def delay(self, retry: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before a retry: ``retry_after`` plus up to 10% when the server gave one,
-        else full jitter for the ``retry``-th failure without one (1 for the first)."""
-        if retry_after is not None:
-            if retry_after > self.max_backoff_s:
-                logger.warning(
-                    "server asked to retry after %.1f s; waiting max_backoff_s=%.1f s instead",
-                    retry_after,
-                    self.max_backoff_s,
-                )
-            with self._lock:
-                stretch = 1.0 + self._rng.uniform(0.0, RETRY_AFTER_JITTER)
-            return min(self.max_backoff_s, retry_after * stretch)
-        ceiling = min(self.max_backoff_s, self.backoff_s * 2.0 ** min(max(retry - 1, 0), 60))
-        with self._lock:
-            return self._rng.uniform(0.0, ceiling)
-
-
 # -- interpreting responses ---------------------------------------------------------------------------
-
-
-def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    milliseconds = lowered.get("retry-after-ms")
-    if milliseconds is not None:
-        with contextlib.suppress(ValueError):
-            value = float(milliseconds) / 1000.0
-            if math.isfinite(value):
-                return max(0.0, value)
-    raw = lowered.get("retry-after")
-    if raw is None or not raw.strip():
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
-
-
-def error_message(status: int, body: bytes) -> str:
-    """``HTTP 401 Unauthorized: <the server's message>``."""
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = ""
-    try:
-        detail = _error_detail(json.loads(body) if body else None)
-    except ValueError:
-        detail = body.decode("utf-8", "replace").strip()[:_MAX_BODY_IN_ERROR]
-    head = f"HTTP {status} {phrase}".rstrip()
-    return f"{head}: {detail}" if detail else head
-
-
-def _error_detail(data: Any) -> str:
-    """The message of an OpenAI-style error body (``{"error": {"message": ...}}`` and variants)."""
-    if isinstance(data, dict):
-        err = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(err, dict):
-            err = err.get("message") or err
-        return str(err if err is not None else data)[:_MAX_BODY_IN_ERROR]
-    return "" if data is None else str(data)[:_MAX_BODY_IN_ERROR]
 
 
 def parse_usage(usage: Any) -> TokenCounts | None:
@@ -253,19 +123,6 @@ def _as_int(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def _error_code(body: bytes) -> str | None:
-    """The ``code`` (or ``type``) of an OpenAI-style error body."""
-    try:
-        data = json.loads(body) if body else None
-    except ValueError:
-        return None
-    err = data.get("error") if isinstance(data, dict) else None
-    if not isinstance(err, dict):
-        return None
-    code = err.get("code") or err.get("type")
-    return str(code) if code is not None else None
-
-
 def _shape_problem(data: Any) -> str | None:
     """Why a 2xx JSON body is not a usable chat completion (``None`` when it is)."""
     if not isinstance(data, dict):
@@ -273,7 +130,7 @@ def _shape_problem(data: Any) -> str | None:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         if data.get("error") is not None:
-            return f"error in a 2xx response: {_error_detail(data)}"
+            return f"error in a 2xx response: {error_detail(data)}"
         return "malformed response: no choices"
     first = choices[0]
     if not isinstance(first, dict) or not isinstance(first.get("message"), dict):
@@ -281,31 +138,22 @@ def _shape_problem(data: Any) -> str | None:
     return None
 
 
-def _interpret(status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | _AttemptError:
+def interpret_response(status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any] | AttemptError:
     """The parsed completion of one HTTP response, or why the attempt failed."""
     if not 200 <= status < 300:
-        retryable = status >= 500 or status in RETRYABLE_CLIENT_STATUSES
-        if status == 429 and _error_code(body) in NOT_RETRYABLE_CODES:
-            retryable = False
-        return _AttemptError(
-            error_message(status, body),
-            retryable=retryable,
-            status=status,
-            retry_after=parse_retry_after(headers) if retryable else None,
-            rate_limited=retryable and status in RATE_LIMIT_STATUSES,
-        )
+        return status_error(status, headers, body)
     try:
         data = json.loads(body)
     except ValueError:
         snippet = body[:80].decode("utf-8", "replace")
-        return _AttemptError(f"malformed JSON in an HTTP {status} response: {snippet!r}", True, status)
+        return AttemptError(f"malformed JSON in an HTTP {status} response: {snippet!r}", True, status)
     problem = _shape_problem(data)
     if problem is not None:
-        return _AttemptError(problem, True, status)
+        return AttemptError(problem, True, status)
     return _declined(data, status) or data
 
 
-def _declined(data: dict[str, Any], status: int) -> _AttemptError | None:
+def _declined(data: dict[str, Any], status: int) -> AttemptError | None:
     """A reply without content because the model refused or a content filter withheld it."""
     choice = data["choices"][0]
     if choice["message"].get("content") not in (None, ""):
@@ -314,25 +162,25 @@ def _declined(data: dict[str, Any], status: int) -> _AttemptError | None:
     finish = choice.get("finish_reason")
     usage = parse_usage(data.get("usage"))
     if isinstance(refusal, str) and refusal.strip():
-        return _AttemptError(refusal.strip(), False, status, kind="refusal", usage=usage)
+        return AttemptError(refusal.strip(), False, status, kind="refusal", usage=usage)
     if finish == "content_filter":
-        return _AttemptError(f"finish_reason: {finish}", False, status, kind="filtered", usage=usage)
+        return AttemptError(f"finish_reason: {finish}", False, status, kind="filtered", usage=usage)
     return None
 
 
-def _transport_error(exc: Exception, timeout: float) -> _AttemptError:
+def _transport_error(exc: Exception, timeout: float) -> AttemptError:
     name = type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
-        return _AttemptError(f"request timed out after {timeout:g} s ({name})", True)
+        return AttemptError(f"request timed out after {timeout:g} s ({name})", True)
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
-        return _AttemptError(f"invalid request URL: {exc}", False)
+        return AttemptError(f"invalid request URL: {exc}", False)
     detail = str(exc) or "no details"
     if isinstance(exc, httpx.TransportError):
-        return _AttemptError(f"connection error ({name}): {detail}", True)
-    return _AttemptError(f"HTTP error ({name}): {detail}", not isinstance(exc, httpx.TooManyRedirects))
+        return AttemptError(f"connection error ({name}): {detail}", True)
+    return AttemptError(f"HTTP error ({name}): {detail}", not isinstance(exc, httpx.TooManyRedirects))
 
 
-def _completion(data: dict[str, Any], latency_s: float, attempts: int) -> ChatCompletion:
+def completion_from(data: dict[str, Any], latency_s: float, attempts: int) -> ChatCompletion:
     choice = data["choices"][0]
     content = choice["message"].get("content")
     if isinstance(content, list):  # some servers return content parts
@@ -348,6 +196,47 @@ def _completion(data: dict[str, Any], latency_s: float, attempts: int) -> ChatCo
         attempts=attempts,
         raw=data,
     )
+
+
+def _openai_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str, dict[str, str]]:
+    """``(base_url, url, auth headers)`` of an OpenAI-compatible API."""
+    base = base_url or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
+    base = (base or DEFAULT_BASE_URL).rstrip("/")
+    url = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+    env_key = os.environ.get("OPENAI_API_KEY")
+    key = api_key if api_key is not None else env_key
+    register_secret(key)
+    register_secret(env_key)
+    return base, url, ({"Authorization": f"Bearer {key}"} if key else {})
+
+
+def _azure_endpoint(
+    base_url: str | None, api_key: str | None, api_version: str | None, deployment: str | None
+) -> tuple[str, str, dict[str, str]]:
+    """``(base_url, url, auth headers)`` of an Azure OpenAI deployment (see the client docstring)."""
+    env_key = os.environ.get(AZURE_KEY_ENV)
+    key = api_key or env_key
+    register_secret(key)
+    register_secret(env_key)
+    base = (base_url or os.environ.get(AZURE_ENDPOINT_ENV) or "").rstrip("/")
+    if not base:
+        raise ValueError(
+            f"api_type=azure needs base_url=https://<resource>.openai.azure.com (or {AZURE_ENDPOINT_ENV})"
+        )
+    if not key:
+        raise ValueError(f"api_type=azure needs an API key: set {AZURE_KEY_ENV} or pass api_key=...")
+    version = (
+        api_version
+        or os.environ.get("AZURE_OPENAI_API_VERSION")
+        or os.environ.get("OPENAI_API_VERSION")
+        or DEFAULT_AZURE_API_VERSION
+    )
+    if "/openai/deployments/" not in base:
+        if not deployment:
+            raise ValueError("api_type=azure needs the deployment name: model=<deployment>")
+        base = f"{base}/openai/deployments/{quote(deployment, safe='')}"
+    url = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+    return base, f"{url}?api-version={quote(version, safe='')}", {"api-key": key}
 
 
 # -- the client ---------------------------------------------------------------------------------------
@@ -388,55 +277,6 @@ class _AsyncPools:
             await client.aclose()
 
 
-class _Tries:
-    """The attempts of one request: how many, the last error, and what to raise when it ends."""
-
-    def __init__(self, policy: RetryPolicy, gate: Gate | None) -> None:
-        self.policy = policy
-        self.gate = gate
-        self.count = 0
-        self.unguided = 0  # failures that came without a Retry-After (they set the backoff)
-        self.last: _AttemptError | None = None
-
-    def admission(self, slot: Slot | None) -> str | None:
-        """Why the next attempt must not be sent (asked right before sending), or ``None``."""
-        reason = self.gate.admit(retry=self.count > 0) if self.gate is not None else None
-        if reason is None and slot is None:
-            reason = "not sent: the run was stopped"
-        return reason
-
-    def refused(self, reason: str) -> RequestFailedError:
-        last = self.last
-        if last is None:
-            return RequestFailedError(reason, attempts=0, retryable=True, kind="not_sent")
-        logger.info("request not retried (%s): %s", reason, redact_text(last.message))
-        return RequestFailedError(
-            f"{last.message} ({reason.replace('not sent', 'not retried', 1)})", self.count, True, last.status
-        )
-
-    def delay_after(self, error: _AttemptError) -> float:
-        """The wait before the next attempt; raises :class:`RequestFailedError` when there is none."""
-        self.last = error
-        if not error.retryable:
-            if error.kind == "error":
-                logger.warning("request failed (not retryable): %s", redact_text(error.message))
-            raise RequestFailedError(error.message, self.count, False, error.status, error.kind, error.usage)
-        if self.count > self.policy.max_retries:
-            logger.warning("request failed after %d attempt(s): %s", self.count, redact_text(error.message))
-            raise RequestFailedError(error.message, self.count, True, error.status)
-        if error.retry_after is None:
-            self.unguided += 1
-        delay = self.policy.delay(max(1, self.unguided), error.retry_after)
-        logger.debug(
-            "attempt %d failed (%s); retrying in %.3f s", self.count, redact_text(error.message), delay
-        )
-        return delay
-
-    def stopped(self) -> RequestFailedError:
-        reason = self.gate.admit(retry=True) if self.gate is not None else None
-        return self.refused(reason or "not sent: the run was stopped")
-
-
 class ChatCompletionClient:
     """Chat completions over HTTP with retries; see the module docstring.
 
@@ -445,6 +285,14 @@ class ChatCompletionClient:
     per attempt. Keyword-only extras: ``concurrency`` (a limiter shared with other clients),
     ``gate`` (the default gate of :meth:`complete` / :meth:`acomplete`), ``seed`` (reproducible
     jitter) and ``trust_env`` (proxy settings from the environment).
+
+    ``api_type="azure"`` speaks Azure OpenAI instead: the URL is
+    ``{base_url}/openai/deployments/{deployment}/chat/completions?api-version={api_version}``
+    (``base_url`` defaults to ``AZURE_OPENAI_ENDPOINT``, ``api_version`` to
+    ``AZURE_OPENAI_API_VERSION``, then ``OPENAI_API_VERSION``, then :data:`DEFAULT_AZURE_API_VERSION`)
+    and the key (``api_key``, default ``AZURE_OPENAI_API_KEY``; required) goes in an ``api-key``
+    header. A ``base_url`` that already names a deployment (``.../openai/deployments/<name>``) is
+    used as it is.
 
     One client may serve many threads (:meth:`complete`) and the tasks of event loops
     (:meth:`acomplete`). Async connections belong to the event loop that opened them: each loop
@@ -465,21 +313,19 @@ class ChatCompletionClient:
         gate: Gate | None = None,
         seed: int | None = None,
         trust_env: bool = True,
+        api_type: ApiType = "openai",
+        api_version: str | None = None,
+        deployment: str | None = None,
     ) -> None:
-        base = base_url or os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL")
-        self.base_url = (base or DEFAULT_BASE_URL).rstrip("/")
-        self.url = (
-            self.base_url
-            if self.base_url.endswith("/chat/completions")
-            else f"{self.base_url}/chat/completions"
-        )
-        env_key = os.environ.get("OPENAI_API_KEY")
-        key = api_key if api_key is not None else env_key
-        register_secret(key)
-        register_secret(env_key)
+        self.api_type: ApiType = api_type
+        if api_type == "azure":
+            self.base_url, self.url, auth = _azure_endpoint(base_url, api_key, api_version, deployment)
+        elif api_type == "openai":
+            self.base_url, self.url, auth = _openai_endpoint(base_url, api_key)
+        else:
+            raise ValueError(f"api_type must be 'openai' or 'azure', got {api_type!r}")
         self._headers: dict[str, str] = {"Content-Type": "application/json", "Accept": "application/json"}
-        if key:
-            self._headers["Authorization"] = f"Bearer {key}"
+        self._headers.update(auth)
         self._headers.update(headers or {})
         try:
             self._url = httpx.URL(self.url)
@@ -512,50 +358,57 @@ class ChatCompletionClient:
         """POST ``payload`` and return the completion; raises :class:`RequestFailedError`."""
         body = _encode(payload)
         client = self._get_sync_client()
-        tries = _Tries(self.retry, gate if gate is not None else self.gate)
-        while True:
-            slot = (
-                self.concurrency.acquire(tries.gate, tries.count > 0)
-                if self.concurrency
-                else Slot(time.monotonic())
-            )
-            reason = tries.admission(slot)
-            if reason is not None:
-                self._release(slot, "cancelled")
-                raise tries.refused(reason)
-            tries.count += 1
-            started = time.perf_counter()
+
+        def attempt() -> dict[str, Any] | AttemptError:
             try:
                 response = client.post(self._url, content=body, timeout=self.timeout)
-                result = _interpret(response.status_code, response.headers, response.content)
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                result = _transport_error(exc, self.timeout)
-            except BaseException:
-                self._release(slot, "cancelled")
-                raise
-            latency = time.perf_counter() - started
-            if not isinstance(result, _AttemptError):
-                self._release(slot, "ok")
-                return _completion(result, latency, tries.count)
-            delay = self._after_failure(slot, result, tries)
-            if tries.gate is None:
-                time.sleep(delay)
-            elif not tries.gate.sleep(delay):
-                raise tries.stopped()
+                return _transport_error(exc, self.timeout)
+            return interpret_response(response.status_code, response.headers, response.content)
 
-    def _after_failure(self, slot: Slot | None, error: _AttemptError, tries: _Tries) -> float:
-        """The wait before the next attempt (or the final error). The slot is given back only once
-        that is decided, so that a final failure is reported (and can open the circuit breaker)
-        about as soon as its slot lets another attempt out."""
-        try:
-            return tries.delay_after(error)
-        finally:
-            self._release(slot, "rate_limited" if error.rate_limited else "error")
+        done = call_with_retries(
+            attempt, self.retry, self.concurrency, gate if gate is not None else self.gate
+        )
+        return completion_from(done.value, done.latency_s, done.attempts)
 
-    def _release(self, slot: Slot | None, outcome: Outcome) -> None:
-        if slot is not None and self.concurrency is not None:
-            slot.outcome = outcome
-            self.concurrency.release(slot)
+    def call_api(
+        self,
+        method: str,
+        path: str,
+        json_body: Mapping[str, Any] | None = None,
+        files: Mapping[str, Any] | None = None,
+        data: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """One other request of the same API (``{base_url}/{path}``: files, batches, ...) through the
+        same retry loop, without the gate; returns the body of the 2xx answer, raises
+        :class:`RequestFailedError`."""
+        client = self._get_sync_client()
+        url = f"{self.base_url}/{path.lstrip('/')}"
+
+        def attempt() -> bytes | AttemptError:
+            try:
+                if files is not None:  # multipart: httpx sets its own content type
+                    headers = {k: v for k, v in self._headers.items() if k.lower() != "content-type"}
+                    response = httpx.request(
+                        method,
+                        url,
+                        files=files,
+                        data=data,
+                        headers=headers,
+                        timeout=self.timeout,
+                        verify=self._get_ssl_context(),
+                        trust_env=self._trust_env,
+                    )
+                else:
+                    body = None if json_body is None else _encode(json_body)
+                    response = client.request(method, url, content=body, timeout=self.timeout)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                return _transport_error(exc, self.timeout)
+            if not 200 <= response.status_code < 300:
+                return status_error(response.status_code, response.headers, response.content)
+            return response.content
+
+        return call_with_retries(attempt, self.retry, self.concurrency).value
 
     def _get_sync_client(self) -> httpx.Client:
         with self._lock:
@@ -597,34 +450,19 @@ class ChatCompletionClient:
         """``await`` version of :meth:`complete`; cancelling it abandons the attempt in flight."""
         body = _encode(payload)
         pools = self._get_async_pools()
-        tries = _Tries(self.retry, gate if gate is not None else self.gate)
-        while True:
-            slot = (
-                await self.concurrency.aacquire(tries.gate, tries.count > 0)
-                if self.concurrency
-                else Slot(time.monotonic())
-            )
-            reason = tries.admission(slot)
-            if reason is not None:
-                self._release(slot, "cancelled")
-                raise tries.refused(reason)
-            tries.count += 1
-            started = time.perf_counter()
+
+        async def attempt() -> dict[str, Any] | AttemptError:
             try:
                 with pools.checkout() as client:
                     response = await client.post(self._url, content=body, timeout=self.timeout)
-                result = _interpret(response.status_code, response.headers, response.content)
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                result = _transport_error(exc, self.timeout)
-            except BaseException:  # cancelled: the attempt is abandoned
-                self._release(slot, "cancelled")
-                raise
-            latency = time.perf_counter() - started
-            if not isinstance(result, _AttemptError):
-                self._release(slot, "ok")
-                return _completion(result, latency, tries.count)
-            if not await sleep_unless_stopped(self._after_failure(slot, result, tries), tries.gate):
-                raise tries.stopped()
+                return _transport_error(exc, self.timeout)
+            return interpret_response(response.status_code, response.headers, response.content)
+
+        done = await acall_with_retries(
+            attempt, self.retry, self.concurrency, gate if gate is not None else self.gate
+        )
+        return completion_from(done.value, done.latency_s, done.attempts)
 
     def _get_async_pools(self) -> _AsyncPools:
         loop = asyncio.get_running_loop()
@@ -655,12 +493,16 @@ def _encode(payload: Mapping[str, Any]) -> bytes:
 
 
 __all__ = [
+    "DEFAULT_AZURE_API_VERSION",
+    "ApiType",
     "ChatCompletion",
     "ChatCompletionClient",
     "Gate",
     "RequestFailedError",
     "RetryPolicy",
+    "completion_from",
     "error_message",
+    "interpret_response",
     "parse_retry_after",
     "parse_usage",
 ]

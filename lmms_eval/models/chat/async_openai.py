@@ -85,6 +85,8 @@ class AsyncOpenAIChat(OpenAICompatible):
         """Answers in request order; at most ``num_concurrent`` attempts in flight."""
         if not requests:
             return []
+        if self.batch is not None:  # batch=true: one provider batch, as for ``openai``
+            return super().generate_until(requests)
         gate = self.gate
         try:
             answers = run_coroutine(self._generate_and_close(requests, gate))

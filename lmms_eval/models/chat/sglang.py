@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
+from lmms_eval.api.path_types import FileOrText, ModelPath
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
 from lmms_eval.media import load_image
 from lmms_eval.models._common import apply_stop_strings
@@ -171,21 +172,21 @@ class SGLang(EngineChatModel):
 
     def __init__(
         self,
-        pretrained: str | None = None,
-        model: str | None = None,
+        pretrained: ModelPath | None = None,
+        model: ModelPath | None = None,
         tp_size: int | None = None,
         tensor_parallel_size: int | None = None,
         dp_size: int | None = None,
         data_parallel_size: int | None = None,
         mem_fraction_static: float | None = None,
         gpu_memory_utilization: float | None = None,
-        chat_template: str | None = None,
+        chat_template: FileOrText | None = None,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         max_frames_num: int | None = DEFAULT_MAX_FRAMES_NUM,
         trust_remote_code: bool = True,
         batch_size: int | str | None = DEFAULT_BATCH_SIZE,
         seed: int | None = 1,
-        system_prompt: str | None = None,
+        system_prompt: FileOrText | None = None,
         decode_videos: bool = False,
         device: str | None = None,
         max_batch_size: int | None = None,

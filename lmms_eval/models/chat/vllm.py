@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms
+from lmms_eval.api.path_types import FileOrText, ModelPath
 from lmms_eval.errors import ConfigError, LmmsEvalError, ModelArgsError
 from lmms_eval.media import (
     FrameSelection,
@@ -464,20 +465,20 @@ class VLLM(EngineChatModel):
 
     def __init__(
         self,
-        pretrained: str | None = None,
-        model: str | None = None,
+        pretrained: ModelPath | None = None,
+        model: ModelPath | None = None,
         tensor_parallel_size: int | None = None,
         tp_size: int | None = None,
         data_parallel_size: int | None = None,
         dp_size: int | None = None,
         gpu_memory_utilization: float = 0.8,
-        chat_template: str | None = None,
+        chat_template: FileOrText | None = None,
         max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
         max_frames_num: int | None = DEFAULT_MAX_FRAMES_NUM,
         trust_remote_code: bool = True,
         batch_size: int | str | None = DEFAULT_BATCH_SIZE,
         seed: int | None = 1,
-        system_prompt: str | None = None,
+        system_prompt: FileOrText | None = None,
         image_format: str | None = None,
         decode_videos: bool = False,
         device: str | None = None,

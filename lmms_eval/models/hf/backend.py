@@ -84,6 +84,7 @@ from typing import Any, ClassVar, TypeVar
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
+from lmms_eval.api.path_types import FileOrText, ModelPath
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
 from lmms_eval.media import (
     DecodedVideo,
@@ -281,10 +282,12 @@ class HFVisionLanguageModel(lmms):
     default_pretrained: ClassVar[str | None] = None
     model_types: ClassVar[tuple[str, ...]] = ()
     model_class: ClassVar[str] = "AutoModelForImageTextToText"  # the transformers class that loads it
+    # the family's prompt format, for checkpoints that ship no chat template (InstructBLIP, Fuyu)
+    default_chat_template: ClassVar[str | None] = None
 
     def __init__(
         self,
-        pretrained: str | None = None,
+        pretrained: ModelPath | None = None,
         device: str | None = None,
         device_map: str | None = None,
         torch_dtype: str | None = "auto",
@@ -297,8 +300,8 @@ class HFVisionLanguageModel(lmms):
         video_mode: str = "auto",
         trust_remote_code: bool = False,
         batch_size: int | str = 1,
-        system_prompt: str | None = None,
-        chat_template: str | None = None,
+        system_prompt: FileOrText | None = None,
+        chat_template: FileOrText | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -362,6 +365,8 @@ class HFVisionLanguageModel(lmms):
             tokenizer_template = getattr(getattr(processor, "tokenizer", None), "chat_template", None)
             if isinstance(tokenizer_template, str):
                 processor.chat_template = tokenizer_template
+            elif self.default_chat_template:
+                processor.chat_template = self.default_chat_template
         if max_pixels is not None or min_pixels is not None:
             self._set_pixel_budget(processor, max_pixels, min_pixels)
         return processor

@@ -1,7 +1,8 @@
 """Processor loading that works without torchvision.
 
-In transformers 5, the Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen2.5-Omni, SmolVLM and InternVL
-processors insist on a video processor, and every video processor needs torchvision; without it
+In transformers 5, the Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 / Qwen2.5-Omni, SmolVLM, InternVL,
+LLaVA-OneVision, LLaVA-NeXT-Video, Video-LLaVA, GLM-4V and MiniCPM-V 4.6 processors insist on a
+video processor, and every video processor needs torchvision; without it
 ``AutoProcessor`` either raises or silently returns only the tokenizer. These subclasses drop the video processor (images still use
 the PIL image processors) and are registered with ``AutoProcessor`` so folders saved with them load.
 :func:`load_processor` tries the normal route first and falls back to them with a clear message.
@@ -20,6 +21,14 @@ logger = logging.getLogger(__name__)
 
 _REGISTERED = False
 _SHIMS: dict[str, type] = {}
+# processors given their base's signature minus the video processor (and the config they serve)
+_BY_NAME = {
+    "LlavaOnevisionProcessor": "LlavaOnevisionConfig",
+    "LlavaNextVideoProcessor": "LlavaNextVideoConfig",
+    "VideoLlavaProcessor": "VideoLlavaConfig",
+    "Glm4vProcessor": "Glm4vConfig",
+    "MiniCPMV4_6Processor": "MiniCPMV4_6Config",
+}
 _OMNI_TOKENS = (
     *(f"{kind}_token{suffix}" for kind in ("image", "audio", "video") for suffix in ("", "_id")),
     *(f"{kind}_{edge}_token" for kind in ("vision", "audio") for edge in ("bos", "eos")),
@@ -102,6 +111,39 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, seq_arg: str | No
     return type(f"{base.__name__}NoVideo", (base,), namespace)
 
 
+def _no_video_by_name(base: type) -> type:
+    """A subclass of processor ``base`` whose constructor has ``base``'s signature without the video
+    processor: every other argument (``num_image_tokens``, ``patch_size``...) is saved and loaded as
+    the base saves it, and the video processor is always ``None``."""
+    import inspect
+
+    signature = inspect.signature(base.__init__)
+    kept = [p for name, p in signature.parameters.items() if name != "video_processor"]
+    shim_signature = signature.replace(parameters=kept)
+
+    base_attributes: Any = getattr(base, "get_attributes")
+    check: Any = getattr(base, "check_argument_for_proper_class")
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.pop("video_processor", None)
+        bound = shim_signature.bind(self, *args, **kwargs)
+        named = {k: v for k, v in bound.arguments.items() if k != "self"}
+        extra = named.pop("kwargs", {})
+        # the base hands ProcessorMixin its parts by position, video processor included: while it
+        # runs, this instance lists the base's parts and lets the video processor be None
+        self.get_attributes = base_attributes
+        self.check_argument_for_proper_class = lambda name, arg: None if arg is None else check(self, name, arg)
+        try:
+            init: Any = base.__init__
+            init(self, video_processor=None, **named, **extra)
+        finally:
+            del self.get_attributes, self.check_argument_for_proper_class
+
+    __init__.__signature__ = shim_signature  # type: ignore[attr-defined]  # read by ProcessorMixin
+    namespace: dict[str, Any] = {"__init__": __init__, "__module__": __name__}
+    return type(f"{base.__name__}NoVideo", (base,), namespace)
+
+
 def _smolvlm_apply_chat_template(self: Any, *args: Any, **kwargs: Any) -> Any:
     from transformers.processing_utils import ProcessorMixin
 
@@ -121,6 +163,7 @@ def register_no_video_processors() -> dict[str, type]:
         ("SmolVLMProcessor", "SmolVLMConfig", {"apply_chat_template": _smolvlm_apply_chat_template}),
         ("InternVLProcessor", "InternVLConfig", None),
         ("Qwen2_5OmniProcessor", "Qwen2_5OmniConfig", None),
+        *((name, config, None) for name, config in _BY_NAME.items()),
     ]
     for processor_name, config_name, extra in pairs:
         base = getattr(transformers, processor_name, None)
@@ -135,7 +178,7 @@ def register_no_video_processors() -> dict[str, type]:
             "InternVLProcessor": "image_seq_length",
             "Qwen2_5OmniProcessor": "feature_extractor",
         }.get(processor_name)
-        shim = _no_video(base, extra, seq_arg)
+        shim = _no_video_by_name(base) if processor_name in _BY_NAME else _no_video(base, extra, seq_arg)
         _SHIMS[processor_name] = shim
         setattr(transformers, shim.__name__, shim)  # so saved processor_config.json names resolve
         classes[processor_name] = shim
@@ -190,5 +233,12 @@ def _processor_class_for(config: Any) -> str:
         "internvl": "InternVLProcessor",
         "qwen2_5_omni": "Qwen2_5OmniProcessor",
         "qwen2_5_omni_thinker": "Qwen2_5OmniProcessor",
+        "qwen3_5": "Qwen3VLProcessor",
+        "qwen3_5_moe": "Qwen3VLProcessor",
+        "llava_onevision": "LlavaOnevisionProcessor",
+        "llava_next_video": "LlavaNextVideoProcessor",
+        "video_llava": "VideoLlavaProcessor",
+        "glm4v": "Glm4vProcessor",
+        "minicpmv4_6": "MiniCPMV4_6Processor",
     }
     return names.get(getattr(config, "model_type", ""), "")

@@ -28,6 +28,7 @@ from typing import Any
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms
+from lmms_eval.api.path_types import ModelPath
 from lmms_eval.errors import ModelArgsError
 from lmms_eval.media import DecodedAudio, MediaError, content_part, load_audio, media_failure
 from lmms_eval.models._common import apply_stop_strings, parse_batch_size
@@ -48,7 +49,7 @@ class Whisper(lmms):
 
     def __init__(
         self,
-        pretrained: str = "openai/whisper-large-v3",
+        pretrained: ModelPath = "openai/whisper-large-v3",
         language: str | None = None,
         task: str = "transcribe",
         device: str | None = None,

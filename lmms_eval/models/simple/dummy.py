@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from lmms_eval.api.instance import GenerationResult, Instance, RequestFailure, TokenCounts
 from lmms_eval.api.model import lmms, resolve_continuation
+from lmms_eval.api.path_types import DataPath, ModelPath
 from lmms_eval.errors import ModelArgsError
 from lmms_eval.models._common import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
@@ -79,10 +80,10 @@ class DummySimple(lmms):
         accuracy: float = 1.0,
         wrong_response: str = "[wrong]",
         echo: bool = False,
-        responses: str | None = None,
+        responses: DataPath | None = None,
         latency: float = 0.0,
         seed: int = 0,
-        pretrained: str | None = None,
+        pretrained: ModelPath | None = None,
         batch_size: int | str = 1,
         device: str | None = None,
         max_batch_size: int | None = None,

@@ -16,6 +16,7 @@ from typing import Any
 
 from lmms_eval.api.instance import Instance, RequestFailure
 from lmms_eval.api.model import lmms
+from lmms_eval.api.path_types import OutputPath
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
 from lmms_eval.models.simple.dummy import answer_one_by_one
 from lmms_eval.results.layout import file_safe, latest_samples, parse_name, samples_files_under
@@ -59,7 +60,7 @@ class FromLog(lmms):
     is_simple = True
 
     def __init__(
-        self, logs: str, batch_size: int | str = 1, device: str | None = None, **kwargs: Any
+        self, logs: OutputPath, batch_size: int | str = 1, device: str | None = None, **kwargs: Any
     ) -> None:
         super().__init__()
         if kwargs:

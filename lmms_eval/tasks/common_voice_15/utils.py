@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from lmms_eval.scoring.asr import corpus_error_rate
+from lmms_eval.stats import pure_aggregation
 from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs, recognition_doc_to_text  # noqa: F401 - used by the YAML
 
 doc_to_text = recognition_doc_to_text  # the published recognition prompt
@@ -36,6 +37,7 @@ def locale_language(locale: Any) -> str:
     return str(locale or "").split("-")[0].strip().lower()
 
 
+@pure_aggregation  # only computes: the bootstrap resamples it for the error bar
 def common_voice_wer(items: list[dict[str, Any]], args: Any = None) -> float:
     """Corpus WER (percent) of the ``wer`` items, each pair normalised in its doc's language."""
     languages = [locale_language(i.get("locale")) for i in items]

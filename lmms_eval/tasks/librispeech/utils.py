@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lmms_eval.scoring.asr import asr_language, corpus_error_rate
+from lmms_eval.stats import pure_aggregation
 from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs, recognition_doc_to_text  # noqa: F401 - used by the YAML
 
 doc_to_text = recognition_doc_to_text  # the published recognition prompt
@@ -22,6 +23,7 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     }
 
 
+@pure_aggregation  # only computes: the bootstrap resamples it for the error bar
 def librispeech_wer(items: list[dict[str, Any]], args: Any = None) -> float:
     """Corpus WER (percent) of the ``wer`` items, each pair normalised in its doc's language."""
     languages = [asr_language(i.get("task")) for i in items]

@@ -21,8 +21,34 @@ async function unwrap(response) {
   return data;
 }
 
-export function esc(value) {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+// Every HTML string the views build is an html`...` template: each interpolated value is escaped
+// (for text and quoted attributes alike) unless it is itself an html`...` fragment (or an array of
+// them). setHtml accepts only such fragments, so no string from results, samples, configs or file
+// names reaches innerHTML unescaped.
+const ENTITIES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+
+function esc(value) {
+  return String(value ?? '').replace(/[&<>"'`]/g, (c) => ENTITIES[c]);
+}
+
+class Html {
+  constructor(markup) { this.markup = markup; }
+  toString() { return this.markup; }
+}
+
+function piece(value) {
+  if (value instanceof Html) return value.markup;
+  if (Array.isArray(value)) return value.map(piece).join('');
+  return esc(value);
+}
+
+export function html(strings, ...values) {
+  return new Html(strings.reduce((out, part, i) => out + piece(values[i - 1]) + part));
+}
+
+export function setHtml(el, fragment) {
+  if (!(fragment instanceof Html)) throw new TypeError('setHtml takes an html`...` fragment');
+  el.innerHTML = fragment.markup;
 }
 
 export function text(value) {
@@ -47,5 +73,8 @@ export function mediaUrl(run, task, line, n) {
 }
 
 export function showError(el, error) {
-  el.innerHTML = `<p class="error">${esc(error.message || error)}</p>`;
+  const p = document.createElement('p');
+  p.className = 'error';
+  p.textContent = String(error?.message ?? error);
+  el.replaceChildren(p);
 }

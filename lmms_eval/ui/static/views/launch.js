@@ -2,17 +2,17 @@
 // /tasks, groups and tags), run options (the settings model, from /api/options); a live preview of
 // the CLI command and the --config YAML; submit, follow progress and the log, stop.
 
-import { getJSON, sendJSON, esc, showError } from '../api.js';
+import { getJSON, sendJSON, html, setHtml, showError } from '../api.js';
 
 const SPECIAL = new Set(['model', 'model_args', 'tasks']);
 const OPEN = new Set(['running', 'outputs and logging', 'eval server']);
 
 export function showLaunch(view) {
   const state = { models: [], tasks: [], chosen: new Set(), options: [], body: null, job: null, timer: null, stream: null };
-  view.innerHTML = `<h1>Launch an evaluation</h1><div class="launch">
+  setHtml(view, html`<h1>Launch an evaluation</h1><div class="launch">
     <div>
       <h2>Model</h2><input id="model-search" type="search" placeholder="search models" size="30">
-      <select id="model" size="6" style="width:100%"></select>
+      <select id="model" size="6"></select>
       <div class="opt"><label for="model_args">model_args</label><input id="model_args" type="text" placeholder="k=v,k=v"></div>
       <h2>Tasks</h2><input id="task-search" type="search" placeholder="search tasks and groups" size="30">
       <div id="task-list" class="pick-list"></div><div id="task-chips" class="chips"></div>
@@ -24,7 +24,7 @@ export function showLaunch(view) {
       <div class="toolbar"><button id="submit" disabled>Submit to the eval server</button><button id="stop" class="secondary" disabled>Stop</button>
         <span id="job-status"></span></div>
       <pre id="job-log"></pre>
-    </div></div>`;
+    </div></div>`);
   const $ = (sel) => view.querySelector(sel);
 
   function values() {
@@ -51,30 +51,30 @@ export function showLaunch(view) {
   function renderModels() {
     const q = $('#model-search').value.toLowerCase();
     const current = $('#model').value;
-    $('#model').innerHTML = state.models.filter((m) => [m.model_id, ...m.aliases].join(' ').toLowerCase().includes(q))
-      .map((m) => `<option value="${esc(m.model_id)}">${esc(m.model_id)}${m.aliases.length ? ` (${esc(m.aliases.join(', '))})` : ''}</option>`).join('');
+    setHtml($('#model'), html`${state.models.filter((m) => [m.model_id, ...m.aliases].join(' ').toLowerCase().includes(q))
+      .map((m) => html`<option value="${m.model_id}">${m.model_id}${m.aliases.length ? ` (${m.aliases.join(', ')})` : ''}</option>`)}`);
     if (current) $('#model').value = current;
   }
 
   function renderTasks() {
     const q = $('#task-search').value.toLowerCase();
     const shown = state.tasks.filter((t) => t.name.toLowerCase().includes(q)).slice(0, 300);
-    $('#task-list').innerHTML = shown.map((t) => `<label><input type="checkbox" value="${esc(t.name)}" ${state.chosen.has(t.name) ? 'checked' : ''}>
-      ${esc(t.name)} <span class="kind">${esc(t.kind)}</span></label>`).join('') || '<span class="muted">no match</span>';
-    $('#task-chips').innerHTML = [...state.chosen].map((t) => `<span>${esc(t)}</span>`).join('');
+    setHtml($('#task-list'), shown.length ? html`${shown.map((t) => html`<label><input type="checkbox" value="${t.name}" ${state.chosen.has(t.name) ? 'checked' : ''}>
+      ${t.name} <span class="kind">${t.kind}</span></label>`)}` : html`<span class="muted">no match</span>`);
+    setHtml($('#task-chips'), html`${[...state.chosen].map((t) => html`<span>${t}</span>`)}`);
   }
 
   function renderOptions() {
     const groups = new Map();
     state.options.filter((o) => !SPECIAL.has(o.name)).forEach((o) => groups.set(o.group, [...(groups.get(o.group) || []), o]));
-    $('#options').innerHTML = [...groups].map(([group, opts]) => `<details ${OPEN.has(group) ? 'open' : ''}><summary>${esc(group)}</summary>
-      ${opts.map((o) => `<div class="opt"><label for="opt-${o.name}">${esc(o.flag || o.name)}</label>${input(o)}<span class="help">${esc(o.help)}</span></div>`).join('')}</details>`).join('');
+    setHtml($('#options'), html`${[...groups].map(([group, opts]) => html`<details ${OPEN.has(group) ? 'open' : ''}><summary>${group}</summary>
+      ${opts.map((o) => html`<div class="opt"><label for="opt-${o.name}">${o.flag || o.name}</label>${input(o)}<span class="help">${o.help}</span></div>`)}</details>`)}`);
   }
 
   function input(o) {
-    if (o.kind === 'bool') return `<input id="opt-${o.name}" data-name="${o.name}" type="checkbox" ${o.default ? 'checked' : ''}>`;
-    if (o.kind === 'choice') return `<select id="opt-${o.name}" data-name="${o.name}"><option value=""></option>${o.choices.map((c) => `<option>${esc(c)}</option>`).join('')}</select>`;
-    return `<input id="opt-${o.name}" data-name="${o.name}" type="text" value="${esc(o.default)}">`;
+    if (o.kind === 'bool') return html`<input id="opt-${o.name}" data-name="${o.name}" type="checkbox" ${o.default ? 'checked' : ''}>`;
+    if (o.kind === 'choice') return html`<select id="opt-${o.name}" data-name="${o.name}"><option value=""></option>${o.choices.map((c) => html`<option>${c}</option>`)}</select>`;
+    return html`<input id="opt-${o.name}" data-name="${o.name}" type="text" value="${o.default}">`;
   }
 
   function isDone(status) { return ['completed', 'failed', 'cancelled'].includes(status); }
@@ -101,8 +101,7 @@ export function showLaunch(view) {
       state.job = job;
       const p = job.progress;
       const progress = p && p.total ? ` · ${p.done ?? 0}/${p.total}${p.eta_s ? ` · eta ${Math.round(p.eta_s)} s` : ''}` : '';
-      $('#job-status').innerHTML = `job ${esc(job.job_id)}: <span class="status ${esc(job.status)}" id="job-state">${esc(job.status)}</span>${progress}` +
-        (job.error ? `<div class="error">${esc(job.error)}</div>` : '');
+      setHtml($('#job-status'), html`job ${job.job_id}: <span class="status ${job.status}" id="job-state">${job.status}</span>${progress}${job.error ? html`<div class="error">${job.error}</div>` : ''}`);
       $('#stop').disabled = isDone(job.status);
       if (isDone(job.status)) { clearInterval(state.timer); state.timer = null; refreshPreview(); }
     } catch (error) { $('#job-status').textContent = error.message; }
@@ -116,7 +115,7 @@ export function showLaunch(view) {
       poll();
       state.timer = setInterval(poll, 1000);
       follow(state.job.job_id);
-    } catch (error) { $('#job-status').innerHTML = `<span class="error">${esc(error.message)}</span>`; $('#submit').disabled = false; }
+    } catch (error) { showError($('#job-status'), error); $('#submit').disabled = false; }
   });
   $('#stop').addEventListener('click', async () => {
     try { await sendJSON('DELETE', `/api/server/jobs/${state.job.job_id}`); poll(); } catch (error) { $('#job-status').textContent = error.message; }

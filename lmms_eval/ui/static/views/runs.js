@@ -1,6 +1,6 @@
 // Runs: every results file under the logs folder; sortable, filterable, polled while open.
 
-import { getJSON, esc, fmt, ci, enc, showError } from '../api.js';
+import { getJSON, html, setHtml, fmt, ci, enc, showError } from '../api.js';
 
 const POLL_MS = 3000;
 const COLUMNS = [
@@ -8,15 +8,16 @@ const COLUMNS = [
 ];
 
 export function showRuns(view) {
-  const state = { runs: [], sort: 'date', desc: true, filter: '', picked: [], last: '' };
-  view.innerHTML = `<h1>Runs</h1>
+  const state = { runs: [], skipped: [], sort: 'date', desc: true, filter: '', picked: [], last: '' };
+  setHtml(view, html`<h1>Runs</h1>
     <div class="toolbar">
       <input id="runs-filter" type="search" placeholder="filter by model, task, status, folder" size="40">
       <button id="compare-btn" disabled>Compare the two selected</button>
       <span id="runs-count" class="muted"></span>
     </div>
-    <table id="runs-table"><thead><tr><th></th>${COLUMNS.map(([k, t]) => `<th data-sort="${k}">${t}</th>`).join('')}<th>Folder</th></tr></thead>
-    <tbody></tbody></table>`;
+    <table id="runs-table"><thead><tr><th></th>${COLUMNS.map(([k, t]) => html`<th data-sort="${k}">${t}</th>`)}<th>Folder</th></tr></thead>
+    <tbody></tbody></table>
+    <details id="runs-skipped" hidden><summary></summary><ul></ul></details>`);
   const body = view.querySelector('tbody');
   view.querySelector('#runs-filter').addEventListener('input', (e) => { state.filter = e.target.value.toLowerCase(); render(); });
   view.querySelectorAll('th[data-sort]').forEach((th) => th.addEventListener('click', () => {
@@ -44,23 +45,33 @@ export function showRuns(view) {
     const shown = state.runs.filter((r) => !state.filter ||
       [r.model, r.status, r.id, ...r.tasks].join(' ').toLowerCase().includes(state.filter));
     shown.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0) * (state.desc ? -1 : 1));
-    body.innerHTML = shown.map((r) => `<tr class="run-row" data-id="${esc(r.id)}">
-      <td><input type="checkbox" class="pick" value="${esc(r.id)}" ${state.picked.includes(r.id) ? 'checked' : ''} aria-label="select for compare"></td>
-      <td><a href="#/run/${enc(r.id)}">${esc(r.model)}</a></td>
-      <td>${esc(r.tasks.join(', '))}</td>
-      <td>${esc(String(r.date).replace('T', ' ').slice(0, 19))}</td>
-      <td><span class="status ${esc(r.status)}">${esc(r.status)}</span>${r.error ? ` <span class="error" title="${esc(r.error)}">!</span>` : ''}</td>
-      <td>${r.scores.map((s) => `<div class="score">${esc(s.task)} ${esc(s.metric)}: <b>${fmt(s.value)}</b> <span class="muted">${ci(s)}</span></div>`).join('')}</td>
-      <td class="muted">${esc(r.id)}</td></tr>`).join('') || '<tr><td colspan="7" class="muted">No runs under the logs folder yet.</td></tr>';
+    setHtml(body, html`${shown.map((r) => html`<tr class="run-row" data-id="${r.id}">
+      <td><input type="checkbox" class="pick" value="${r.id}" ${state.picked.includes(r.id) ? 'checked' : ''} aria-label="select for compare"></td>
+      <td><a href="#/run/${enc(r.id)}">${r.model}</a></td>
+      <td>${r.tasks.join(', ')}</td>
+      <td>${String(r.date).replace('T', ' ').slice(0, 19)}</td>
+      <td><span class="status ${r.status}">${r.status}</span>${r.error ? html` <span class="error" title="${r.error}">!</span>` : ''}</td>
+      <td>${r.scores.map((s) => html`<div class="score">${s.task} ${s.metric}: <b>${fmt(s.value)}</b> <span class="muted">${ci(s)}</span></div>`)}</td>
+      <td class="muted">${r.id}</td></tr>`)}`);
+    if (!shown.length) setHtml(body, html`<tr><td colspan="7" class="muted">No runs under the logs folder yet.</td></tr>`);
+    renderSkipped();
     view.querySelector('#runs-count').textContent = `${shown.length} of ${state.runs.length} runs`;
     view.querySelector('#compare-btn').disabled = state.picked.length !== 2;
+  }
+
+  // files of the logs folder that could not be read (FIFOs, devices, too large, too deep, not JSON...)
+  function renderSkipped() {
+    const box = view.querySelector('#runs-skipped');
+    box.hidden = !state.skipped.length;
+    box.querySelector('summary').textContent = `${state.skipped.length} file(s) of the logs folder skipped`;
+    setHtml(box.querySelector('ul'), html`${state.skipped.map((s) => html`<li><code>${s.path}</code>: ${s.reason}</li>`)}`);
   }
 
   async function load() {
     try {
       const data = await getJSON('/api/runs');
-      const textForm = JSON.stringify(data.runs);
-      if (textForm !== state.last) { state.last = textForm; state.runs = data.runs; render(); }
+      const textForm = JSON.stringify([data.runs, data.skipped]);
+      if (textForm !== state.last) { state.last = textForm; state.runs = data.runs; state.skipped = data.skipped || []; render(); }
     } catch (error) { showError(body, error); }
   }
 

@@ -1,0 +1,252 @@
+"""The dataset columns each bundled task reads: what a local copy of its dataset must hold.
+
+One entry per dataset id (``"id:config"`` where a config's columns differ). Each maps a column to
+its type; the media types are ``image`` (a ``datasets`` Image), ``audio`` (a ``datasets`` Audio) and
+``video`` (the name of a video file that lies beside the data files). ``answer`` names the column
+that holds the gold answer. ``lmms-eval tasks info NAME`` prints the entry of a task, with the file
+layout found by calling the task's own functions; ``tests/test_task_info.py`` calls every bundled
+task's ``doc_to_*`` and ``process_results`` functions on a document that records what they read, and
+fails when they read a column that is not declared here or no longer read one that is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+MEDIA_TYPES = ("image", "video", "audio")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns a task reads (``{name: type}``) and the one holding the gold answer."""
+
+    types: Mapping[str, str]
+    answer: str | None
+    extra: Mapping[str, str] = field(default_factory=dict)  # read by some tasks of the dataset only
+
+    def all_types(self) -> dict[str, str]:
+        return {**self.types, **self.extra}
+
+
+_MC_VIDEO = {"question": "str", "options": "list[str]"}
+_AUDIO_QA = {"audio": "audio", "question": "str", "answer": "str"}
+_MMBENCH = {
+    "index": "int",
+    "image": "image",
+    "question": "str",
+    "hint": "str",
+    **dict.fromkeys("ABCDE", "str"),
+    "answer": "str",
+    "category": "str",
+    "L2-category": "str",
+}
+_MATHVISTA = {
+    "pid": "str",
+    "decoded_image": "image",
+    "question": "str",
+    "query": "str",
+    "choices": "list[str]",
+    "unit": "str",
+    "answer": "str",
+    "answer_type": "str",
+    "question_type": "str",
+    "metadata": "dict",
+}
+
+DATASET_COLUMNS: dict[str, Columns] = {
+    "lmms-eval/ActivityNetQA": Columns({"video_name": "video", "question": "str", "answer": "str"}, "answer"),
+    "lmms-lab-encoder/ai2d": Columns(
+        {"image": "image", "question": "str", "options": "list[str]", "answer": "str"}, "answer"
+    ),
+    "lmms-lab/AIR_Bench:Chat": Columns(
+        {
+            "uniq_id": "str",
+            "audio": "audio",
+            "question": "str",
+            "answer_gt": "str",
+            "task_name": "str",
+            "meta_info": "str",
+        },
+        "answer_gt",
+    ),
+    "lmms-lab/AIR_Bench:Foundation": Columns(
+        {
+            "uniq_id": "str",
+            "audio": "audio",
+            "question": "str",
+            **{f"choice_{c}": "str" for c in "abcd"},
+            "answer_gt": "str",
+            "task_name": "str",
+        },
+        "answer_gt",
+    ),
+    "lmms-lab-encoder/ChartQA": Columns(
+        {"image": "image", "question": "str", "answer": "str", "type": "str"}, "answer"
+    ),
+    "lmms-lab-audio/ClothoAQA": Columns(_AUDIO_QA, "answer"),
+    "lmms-lab-encoder/COCO-Caption2017": Columns(
+        {"question_id": "str", "image": "image", "answer": "list[str]"}, "answer"
+    ),
+    "lmms-lab-audio/common_voice_15": Columns(
+        {"path": "str", "audio": "audio", "sentence": "str", "locale": "str"}, "sentence"
+    ),
+    "lmms-lab-encoder/DocVQA": Columns(
+        {"image": "image", "question": "str", "answers": "list[str]"}, "answers"
+    ),
+    "lmms-eval/egoschema": Columns(
+        {"video_idx": "video", "question": "str", "option": "list[str]", "answer": "str"}, "answer"
+    ),
+    "lmms-lab-encoder/GQA": Columns({"image": "image", "question": "str", "answer": "str"}, "answer"),
+    "lmms-lab-encoder/HallusionBench": Columns(
+        {"question_id": "str", "image": "image", "question": "str", "gt_answer": "str"},
+        "gt_answer",
+        extra={"category": "str", "subcategory": "str", "set_id": "str", "figure_id": "str"},
+    ),
+    "lmms-lab-audio/librispeech": Columns(
+        {"audio": "audio", "gt": "str", "source": "str", "task": "str"}, "gt"
+    ),
+    "longvideobench/LongVideoBench": Columns(
+        {
+            "video_path": "video",
+            "subtitle_path": "str",
+            "duration": "float",
+            "duration_group": "int",
+            "question": "str",
+            **{f"option{i}": "str" for i in range(5)},
+            "correct_choice": "int",
+            "question_category": "str",
+        },
+        "correct_choice",
+    ),
+    "AI4Math/MathVista": Columns(_MATHVISTA, "answer"),
+    "sy1998/MLVU_dev": Columns(
+        {"video_name": "video", "question": "str", "answer": "str", "task_type": "str"}, "answer"
+    ),
+    "lmms-lab-audio/mmau": Columns(
+        {
+            "id": "str",
+            "audio": "audio",
+            "question": "str",
+            "choices": "list[str]",
+            "answer": "str",
+            "task": "str",
+        },
+        "answer",
+    ),
+    "lmms-lab-encoder/MMBench": Columns(
+        _MMBENCH, "answer", extra={"source": "str", "split": "str", "prediction": "str"}
+    ),
+    "lmms-lab-encoder/MME": Columns(
+        {"question_id": "str", "image": "image", "question": "str", "answer": "str", "category": "str"},
+        "answer",
+    ),
+    "lmms-lab-encoder/MMMU": Columns(
+        {
+            "id": "str",
+            "question": "str",
+            "options": "str (a Python list)",
+            "question_type": "str",
+            "answer": "str",
+        },
+        "answer",
+    ),
+    "Lin-Chen/MMStar": Columns(
+        {
+            "index": "int",
+            "image": "image",
+            "question": "str",
+            "answer": "str",
+            "category": "str",
+            "l2_category": "str",
+        },
+        "answer",
+    ),
+    "OpenGVLab/MVBench": Columns(
+        {"video": "video", "question": "str", "candidates": "list[str]", "answer": "str"}, "answer"
+    ),
+    "lmms-eval/NExTQA:MC": Columns(
+        {
+            "video": "video",
+            "question": "str",
+            **{f"a{i}": "str" for i in range(5)},
+            "answer": "int",
+            "type": "str",
+        },
+        "answer",
+    ),
+    "lmms-eval/NExTQA:OE": Columns(
+        {"video": "video", "question": "str", "answer": "str", "additional_ref_answer": "str"}, "answer"
+    ),
+    "echo840/OCRBench": Columns(
+        {
+            "image": "image",
+            "question": "str",
+            "answer": "list[str]",
+            "dataset": "str",
+            "question_type": "str",
+        },
+        "answer",
+    ),
+    "lmms-eval/PerceptionTest_Val": Columns(
+        {"video_name": "video", "question": "str", "options": "list[str]", "answer_id": "int"},
+        "answer_id",
+        extra={"area": "str", "reasoning": "str"},
+    ),
+    "lmms-lab-encoder/POPE": Columns(
+        {"question_id": "str", "image": "image", "question": "str", "answer": "str"}, "answer"
+    ),
+    "lmms-lab-encoder/RealWorldQA": Columns({"image": "image", "question": "str", "answer": "str"}, "answer"),
+    "lmms-lab-encoder/ScienceQA": Columns(
+        {"image": "image", "question": "str", "hint": "str", "choices": "list[str]", "answer": "int"},
+        "answer",
+    ),
+    "lmms-lab-encoder/SEED-Bench": Columns(
+        {
+            "question_id": "str",
+            "image": "image",
+            "question": "str",
+            **{f"choice_{c}": "str" for c in "abcd"},
+            "answer": "str",
+            "data_type": "str",
+        },
+        "answer",
+    ),
+    "lmms-lab-encoder/textvqa": Columns(
+        {"question_id": "str", "image": "image", "question": "str", "answers": "list[str]"}, "answers"
+    ),
+    "lmms-eval/Video-MME": Columns(
+        {
+            "videoID": "video",
+            "duration": "str",
+            "domain": "str",
+            "task_type": "str",
+            **_MC_VIDEO,
+            "answer": "str",
+        },
+        "answer",
+    ),
+    "lmms-lab-encoder/VQAv2": Columns(
+        {"image": "image", "question": "str", "answers": "list[dict]", "multiple_choice_answer": "str"},
+        "answers",
+    ),
+}
+
+
+# tasks whose data files ship with the package (no dataset id)
+TASK_COLUMNS: dict[str, Columns] = {
+    "demo_qa": Columns({"question": "str", "answer": "str"}, "answer"),
+    "demo_shapes": Columns(
+        {"question": "str", "answer": "str", "category": "str", "objects": "list[dict] (drawn as the image)"},
+        "answer",
+    ),
+}
+
+
+def columns_of(task_name: str, dataset_path: str | None, dataset_name: str | None) -> Columns | None:
+    """The declared columns of a task: by its name, else by its dataset (``"id:config"``, then ``id``)."""
+    if task_name in TASK_COLUMNS:
+        return TASK_COLUMNS[task_name]
+    if not dataset_path:
+        return None
+    return DATASET_COLUMNS.get(f"{dataset_path}:{dataset_name}") or DATASET_COLUMNS.get(dataset_path)

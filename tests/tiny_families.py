@@ -1,0 +1,262 @@
+"""Tiny random checkpoints of the transformers families with a family hook, built offline.
+
+``build(family, folder)`` writes a randomly initialised model of a few hundred thousand
+parameters, its processor and a byte-level BPE tokenizer (trained once per process on the local
+corpus of :mod:`lmms_eval.models.hf.tiny`) in the layout of a hub checkpoint, so the family's
+backend loads it as it would a released one. Families whose released checkpoints ship no chat
+template (InstructBLIP, PaliGemma, Fuyu) are saved without one here too.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from lmms_eval.models.hf.tiny import IDEFICS_TEMPLATE, LLAVA_TEMPLATE, QWEN_TEMPLATE, default_corpus
+
+SPECIAL = [
+    "<pad>", "<s>", "</s>", "<image>", "<video>", "<bos>", "<eos>",
+    "<start_of_image>", "<end_of_image>", "<image_soft_token>", "<start_of_turn>", "<end_of_turn>",
+    "<|image|>", "<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|end_header_id|>",
+    "<|finetune_right_pad_id|>", "<fake_token_around_image>", "<end_of_utterance>",
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+    "<|image_pad|>", "<|video_pad|>", "<|begin_of_image|>", "<|end_of_image|>", "<|video|>",
+    "<|begin_of_video|>", "<|end_of_video|>", "[IMG]", "[IMG_BREAK]", "[IMG_END]", "[INST]", "[/INST]",
+    "<img>", "</img>", "<IMG_CONTEXT>", "<|img|>", "|SPEAKER|", "|NEWLINE|", "<|AUDIO|>",
+    "<|audio_bos|>", "<|audio_eos|>", "<|user|>", "<|assistant|>",
+]  # fmt: skip
+
+GEMMA_TEMPLATE = (
+    "<bos>{% for message in messages %}<start_of_turn>{{ 'model' if message['role'] == 'assistant' else 'user' }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<start_of_image>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+MLLAMA_TEMPLATE = (
+    "<|begin_of_text|>{% for message in messages %}<|start_header_id|>{{ message['role'] }}<|end_header_id|>\n\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|image|>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|eot_id|>{% endfor %}"
+    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
+)
+MISTRAL_TEMPLATE = (
+    "<s>{% for message in messages %}{% if message['role'] == 'user' %}[INST]"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}[IMG]{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}[/INST]{% else %}{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}</s>{% endif %}{% endfor %}"
+)
+GLM_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|begin_of_image|><|image|><|end_of_image|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+INTERNVL_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<IMG_CONTEXT>\n{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+ARIA_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<fim_prefix><|img|><fim_suffix>{% elif part['type'] == 'text' %}"
+    "{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+AUDIO_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'audio' %}Audio: <|audio_bos|><|AUDIO|><|audio_eos|>\n"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@functools.cache
+def _base_tokenizer() -> Any:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=1024,
+        special_tokens=SPECIAL + ["<fim_prefix>", "<fim_suffix>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(default_corpus(sentences=800), trainer=trainer)
+    return tokenizer
+
+
+def tokenizer(
+    pad: str, eos: str, bos: str | None = None, template: str | None = None, **extra: Any
+) -> Any:
+    """A fast tokenizer over the shared BPE model with the family's roles and chat template."""
+    from transformers import PreTrainedTokenizerFast
+
+    roles = {"pad_token": pad, "eos_token": eos, **({"bos_token": bos} if bos else {})}
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=copy.deepcopy(_base_tokenizer()),
+        padding_side="left",
+        extra_special_tokens=[t for t in SPECIAL if t not in roles.values()],
+        **roles,
+        **extra,
+    )
+    if template:
+        fast.chat_template = template
+    return fast
+
+
+def text_config(tok: Any, **extra: Any) -> dict[str, Any]:
+    return {
+        "vocab_size": len(tok),
+        "bos_token_id": tok.bos_token_id,
+        "eos_token_id": tok.eos_token_id,
+        "pad_token_id": tok.pad_token_id,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        **extra,
+    }
+
+
+def _id(tok: Any, token: str) -> int:
+    return int(tok.convert_tokens_to_ids(token))
+
+
+CLIP = {"model_type": "clip_vision_model", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 2, "image_size": 64, "patch_size": 16}  # fmt: skip
+SIGLIP = {"model_type": "siglip_vision_model", "hidden_size": 32, "intermediate_size": 64,
+          "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 64, "patch_size": 16}  # fmt: skip
+
+
+def _clip_processor(size: int = 64) -> Any:
+    from transformers import CLIPImageProcessorPil
+
+    return CLIPImageProcessorPil(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+
+
+# -- the families ------------------------------------------------------------------------------------
+
+
+def _llava_onevision() -> tuple[Any, Any]:
+    import transformers
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    tok = tokenizer("<pad>", "</s>", "<s>", LLAVA_TEMPLATE)
+    config = transformers.LlavaOnevisionConfig(
+        vision_config=SIGLIP, text_config={"model_type": "qwen2", **text_config(tok)},
+        image_token_index=_id(tok, "<image>"), video_token_index=_id(tok, "<video>"),
+        image_grid_pinpoints=[[64, 64], [64, 128], [128, 64]], vision_feature_select_strategy="full",
+        vision_feature_layer=-1, vision_aspect_ratio="anyres_max_1",
+    )  # fmt: skip
+    model = transformers.LlavaOnevisionForConditionalGeneration(config)
+    image_processor = transformers.LlavaOnevisionImageProcessorPil(
+        size={"height": 64, "width": 64}, image_grid_pinpoints=[[64, 64], [64, 128], [128, 64]]
+    )
+    processor = register_no_video_processors()["LlavaOnevisionProcessor"](
+        image_processor=image_processor, tokenizer=tok, num_image_tokens=16,
+        vision_feature_select_strategy="full", chat_template=LLAVA_TEMPLATE, vision_aspect_ratio="anyres_max_1",
+    )  # fmt: skip
+    return model, processor
+
+
+def _llava_next_video() -> tuple[Any, Any]:
+    import transformers
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    tok = tokenizer("<pad>", "</s>", "<s>", LLAVA_TEMPLATE)
+    config = transformers.LlavaNextVideoConfig(
+        vision_config=CLIP, text_config={"model_type": "llama", **text_config(tok)},
+        image_token_index=_id(tok, "<image>"), video_token_index=_id(tok, "<video>"),
+        image_grid_pinpoints=[[64, 64], [64, 128]], vision_feature_select_strategy="default",
+        vision_feature_layer=-1, spatial_pool_stride=2,
+    )  # fmt: skip
+    model = transformers.LlavaNextVideoForConditionalGeneration(config)
+    image_processor = transformers.LlavaNextImageProcessorPil(
+        size={"shortest_edge": 64}, crop_size={"height": 64, "width": 64},
+        image_grid_pinpoints=[[64, 64], [64, 128]],
+    )  # fmt: skip
+    processor = register_no_video_processors()["LlavaNextVideoProcessor"](
+        image_processor=image_processor, tokenizer=tok, patch_size=16, vision_feature_select_strategy="default",
+        num_additional_image_tokens=1, chat_template=LLAVA_TEMPLATE,
+    )  # fmt: skip
+    return model, processor
+
+
+def _video_llava() -> tuple[Any, Any]:
+    import transformers
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    tok = tokenizer("<pad>", "</s>", "<s>", LLAVA_TEMPLATE)
+    config = transformers.VideoLlavaConfig(
+        vision_config=CLIP, text_config={"model_type": "llama", **text_config(tok)},
+        image_token_index=_id(tok, "<image>"), video_token_index=_id(tok, "<video>"),
+        vision_feature_select_strategy="default", vision_feature_layer=-1, image_seq_length=16,
+    )  # fmt: skip
+    model = transformers.VideoLlavaForConditionalGeneration(config)
+    processor = register_no_video_processors()["VideoLlavaProcessor"](
+        image_processor=_clip_processor(), tokenizer=tok, patch_size=16,
+        vision_feature_select_strategy="default", num_additional_image_tokens=1, chat_template=LLAVA_TEMPLATE,
+    )  # fmt: skip
+    return model, processor
+
+
+def _gemma3() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer(
+        "<pad>", "<end_of_turn>", "<bos>", GEMMA_TEMPLATE,
+        model_specific_special_tokens={"image_token": "<image_soft_token>", "boi_token": "<start_of_image>",
+                                       "eoi_token": "<end_of_image>"},
+    )  # fmt: skip
+    config = transformers.Gemma3Config(
+        text_config={"model_type": "gemma3_text", **text_config(tok), "sliding_window": 64},
+        vision_config=SIGLIP, mm_tokens_per_image=4, boi_token_index=_id(tok, "<start_of_image>"),
+        eoi_token_index=_id(tok, "<end_of_image>"), image_token_index=_id(tok, "<image_soft_token>"),
+    )  # fmt: skip
+    model = transformers.Gemma3ForConditionalGeneration(config)
+    image_processor = transformers.Gemma3ImageProcessorPil(size={"height": 64, "width": 64})
+    processor = transformers.Gemma3Processor(image_processor, tok, GEMMA_TEMPLATE, image_seq_length=4)
+    return model, processor
+
+
+FAMILIES: dict[str, Callable[[], tuple[Any, Any]]] = {
+    "llava_onevision": _llava_onevision,
+    "llava_next_video": _llava_next_video,
+    "video_llava": _video_llava,
+    "gemma3": _gemma3,
+}
+
+
+def build(family: str, folder: str, seed: int = 0) -> str:
+    """Write the tiny checkpoint of ``family`` to ``folder``; returns the folder."""
+    import torch
+    from transformers import GenerationConfig
+
+    torch.manual_seed(seed)
+    model, processor = FAMILIES[family]()
+    tok = processor.tokenizer
+    model.generation_config = GenerationConfig(
+        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, do_sample=False
+    )
+    model.eval()
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
