@@ -31,7 +31,7 @@ from lmms_eval.results.layout import find_runs, parse_name, run_of, sibling_resu
 from lmms_eval.results.samples import SampleRecord, read_samples
 from lmms_eval.results.schema import ResultsFile
 from lmms_eval.stats.estimates import DEFAULT_ALPHA
-from lmms_eval.stats.paired import PairedResult, paired_comparison
+from lmms_eval.stats.paired import PairedResult, format_p_value, paired_comparison
 
 logger = logging.getLogger(__name__)
 
@@ -678,12 +678,6 @@ def _ci(low: float, high: float, unit: str) -> str:
     return f"[{_num(low, unit, True)}, {_num(high, unit, True)}]"
 
 
-def _p(value: float) -> str:
-    if math.isnan(value):
-        return "N/A"
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], left: int) -> str:
     """Markdown table; the first ``left`` columns left-aligned, the rest right-aligned."""
     widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(len(header))]
@@ -715,13 +709,13 @@ def _row(c: MetricComparison, clustered: bool) -> list[str]:
         _num(r.mean_b, u),
         _num(r.diff, u, True),
         _ci(r.ci_lower, r.ci_upper, u),
-        _p(r.p_value),
+        format_p_value(r.p_value),
         _TEST_NAMES.get(r.test, r.test),
         _num(r.stderr, u),
     ]
     if clustered:
         cells = [str(r.n_clusters), _num(r.stderr_clustered, u)]
-        cells += [_ci(r.ci_lower_clustered, r.ci_upper_clustered, u), _p(r.p_value_clustered)]
+        cells += [_ci(r.ci_lower_clustered, r.ci_upper_clustered, u), format_p_value(r.p_value_clustered)]
         row += cells if r.clustered else ["", "", "", ""]
     return [*row, str(c.docs.matched), str(c.docs.unmatched), str(c.docs.mismatched)]
 
@@ -780,7 +774,7 @@ def _log_baseline(c: MetricComparison, baseline: RunInfo) -> None:
         _num(r.diff, u, True),
         "pts" if u == "points" else "units",
         _ci(r.ci_lower, r.ci_upper, u),
-        _p(r.p_value),
+        format_p_value(r.p_value),
         _TEST_NAMES.get(r.test, r.test),
         c.docs.matched,
         c.docs.unmatched,

@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lmms_eval.results.schema import ResultsFile, metric_keys
+from lmms_eval.stats.paired import format_p_value
+
+Z_95 = 1.959963984540054
 
 Cell = Callable[[dict[str, Any], str, str], str]
 
@@ -71,9 +74,25 @@ def _diff_interval(scores: dict[str, Any], metric: str, filter_key: str) -> str:
 
 def _pvalue(scores: dict[str, Any], metric: str, filter_key: str) -> str:
     value = scores.get(f"{metric}_diff_pvalue,{filter_key}")
-    if not isinstance(value, (int, float)):
-        return ""
-    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+    return format_p_value(float(value)) if isinstance(value, (int, float)) else ""
+
+
+# intervals that are not estimate +- z * stderr: the Stderr column shows the error they imply
+_IMPLIED = ("wilson", "clopper-pearson")
+IMPLIED_NOTE = (
+    "* standard error implied by the row's 95% CI (Wilson or Clopper-Pearson): its width / (2 x 1.96); "
+    "the results file keeps the sample standard error, which is 0 at 0% and 100%"
+)
+
+
+def _stderr(scores: dict[str, Any], metric: str, filter_key: str) -> str:
+    """The Stderr cell: the sample standard error, or the one the interval implies, marked ``*``."""
+    method = str((scores.get("ci_methods") or {}).get(f"{metric},{filter_key}", ""))
+    low = scores.get(f"{metric}_ci_lower,{filter_key}")
+    high = scores.get(f"{metric}_ci_upper,{filter_key}")
+    if method.startswith(_IMPLIED) and isinstance(low, (int, float)) and isinstance(high, (int, float)):
+        return f"{(high - low) / (2 * Z_95):.4f}*"
+    return _format(scores.get(f"{metric}_stderr,{filter_key}", "N/A"))
 
 
 # (header, cell, shown even when empty)
@@ -116,7 +135,7 @@ def _rows(results: Mapping[str, Any], section: str) -> list[list[str]]:
                 "↑" if direction is True else "↓" if direction is False else "",
                 _format(scores.get(f"{metric},{filter_key}")),
                 "±",
-                _format(scores.get(f"{metric}_stderr,{filter_key}", "N/A")),
+                _stderr(scores, metric, filter_key),
             ]
             rows.append(base + [cell(scores, metric, filter_key) for _, cell, _ in OPTIONAL_COLUMNS])
             first = False
@@ -133,6 +152,7 @@ def make_table(results: ResultsFile | Mapping[str, Any], section: str = "results
     header = [first, "Version", "Filter", "n-shot", "Metric", "", "Value", "", "Stderr"]
     header += [title for title, _, _ in OPTIONAL_COLUMNS]
     rows = _rows(results, section)
+    implied = any(r[8].endswith("*") for r in rows)
     keep = [
         i
         for i in range(len(header))
@@ -163,4 +183,7 @@ def make_table(results: ResultsFile | Mapping[str, Any], section: str = "results
             + "|"
         )
 
-    return "\n".join([line(header), "|" + "|".join("-" * w for w in widths) + "|", *(line(r) for r in rows)])
+    table = [line(header), "|" + "|".join("-" * w for w in widths) + "|", *(line(r) for r in rows)]
+    if implied:
+        table.append(IMPLIED_NOTE)
+    return "\n".join(table)

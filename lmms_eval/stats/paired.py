@@ -292,3 +292,11 @@ def _cluster_sign_test(d: np.ndarray, clusters: list[Hashable]) -> float:
     sums = np.bincount(codes, weights=d)
     wins, losses = int(np.sum(sums > 0)), int(np.sum(sums < 0))
     return binomial_two_sided_p(min(wins, losses), wins + losses)
+
+
+def format_p_value(value: float | None) -> str:
+    """A p-value as every table prints it (CLI and UI alike): four decimals, ``<0.0001`` below 1e-4,
+    ``N/A`` when there is none."""
+    if value is None or value != value:
+        return "N/A"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"

@@ -304,10 +304,7 @@ def _module_name_for(file_path: Path) -> str:
     else a stable synthetic name."""
     try:
         rel = file_path.resolve().relative_to(PACKAGE_ROOT.parent)
-        if rel.parts[0] == PACKAGE_ROOT.name and all(
-            (PACKAGE_ROOT.parent / Path(*rel.parts[: i + 1]) / "__init__.py").exists()
-            for i in range(len(rel.parts) - 1)
-        ):
+        if rel.parts[0] == PACKAGE_ROOT.name:  # ours: named by where it lies (folders need no __init__)
             return ".".join(rel.with_suffix("").parts)
     except ValueError:
         pass
@@ -318,13 +315,25 @@ def _module_name_for(file_path: Path) -> str:
     return f"lmms_eval_external_tasks._{digest}.{file_path.stem}"
 
 
+def _is_package_module(file_path: Path) -> bool:
+    """Whether a regular import reaches ``file_path``: every folder above it has an ``__init__.py``."""
+    try:
+        rel = file_path.resolve().relative_to(PACKAGE_ROOT.parent)
+    except ValueError:
+        return False
+    return rel.parts[0] == PACKAGE_ROOT.name and all(
+        (PACKAGE_ROOT.parent / Path(*rel.parts[: i + 1]) / "__init__.py").exists()
+        for i in range(len(rel.parts) - 1)
+    )
+
+
 def _load_module_file(file_path: Path) -> ModuleType:
     key = str(file_path.resolve())
     with _module_lock:
         if key in _module_cache:
             return _module_cache[key]
         name = _module_name_for(file_path)
-        if not name.startswith("lmms_eval_external_tasks."):
+        if _is_package_module(file_path):
             module = importlib.import_module(name)
         else:
             spec = importlib.util.spec_from_file_location(name, file_path, loader=_SiblingsLoader(name, key))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -35,6 +36,8 @@ from lmms_eval.api.path_types import DataPath, ModelPath
 from lmms_eval.errors import ModelArgsError
 from lmms_eval.models._common import apply_stop_strings
 from lmms_eval.protocol import ChatMessages
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -77,7 +80,7 @@ class DummySimple(lmms):
         self,
         response: str = "A",
         answer_field: str | None = None,
-        accuracy: float = 1.0,
+        accuracy: float | None = None,
         wrong_response: str = "[wrong]",
         echo: bool = False,
         responses: DataPath | None = None,
@@ -89,6 +92,14 @@ class DummySimple(lmms):
         max_batch_size: int | None = None,
     ) -> None:
         super().__init__()
+        if accuracy is not None and answer_field is None and not echo:
+            logger.warning(
+                "dummy model: accuracy=%s has no effect without answer_field=<the answer column>; "
+                "every answer is %r",
+                accuracy,
+                response,
+            )
+        accuracy = 1.0 if accuracy is None else accuracy
         if not 0.0 <= float(accuracy) <= 1.0:
             raise ModelArgsError(f"dummy model: accuracy must be between 0 and 1, got {accuracy}")
         self.response = str(response)
