@@ -88,7 +88,7 @@ def _base_tokenizer() -> Any:
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
         vocab_size=1024,
-        special_tokens=SPECIAL + ["<fim_prefix>", "<fim_suffix>"],
+        special_tokens=[*SPECIAL, "<fim_prefix>", "<fim_suffix>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
@@ -96,9 +96,7 @@ def _base_tokenizer() -> Any:
     return tokenizer
 
 
-def tokenizer(
-    pad: str, eos: str, bos: str | None = None, template: str | None = None, **extra: Any
-) -> Any:
+def tokenizer(pad: str, eos: str, bos: str | None = None, template: str | None = None, **extra: Any) -> Any:
     """A fast tokenizer over the shared BPE model with the family's roles and chat template."""
     from transformers import PreTrainedTokenizerFast
 
@@ -237,11 +235,284 @@ def _gemma3() -> tuple[Any, Any]:
     return model, processor
 
 
+def _idefics2() -> tuple[Any, Any]:
+    import transformers
+
+    template = IDEFICS_TEMPLATE.replace("{{ bos }}", "<s>")
+    tok = tokenizer("<pad>", "<end_of_utterance>", "<s>", template)
+    config = transformers.Idefics2Config(
+        vision_config={k: v for k, v in SIGLIP.items() if k != "model_type"},
+        perceiver_config={"hidden_size": 64, "resampler_n_latents": 4, "resampler_depth": 1, "resampler_n_heads": 2,
+                          "resampler_head_dim": 8, "num_key_value_heads": 1},
+        text_config={"model_type": "mistral", **text_config(tok)}, image_token_id=_id(tok, "<image>"),
+    )  # fmt: skip
+    model = transformers.Idefics2ForConditionalGeneration(config)
+    image_processor = transformers.Idefics2ImageProcessorPil(
+        do_image_splitting=False, size={"shortest_edge": 64, "longest_edge": 64}
+    )
+    processor = transformers.Idefics2Processor(image_processor, tok, image_seq_len=4, chat_template=template)
+    return model, processor
+
+
+def _llama_vision() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer("<|finetune_right_pad_id|>", "<|eot_id|>", "<|begin_of_text|>", MLLAMA_TEMPLATE)
+    config = transformers.MllamaConfig(
+        vision_config={"hidden_size": 32, "num_hidden_layers": 2, "num_global_layers": 1, "attention_heads": 2,
+                       "intermediate_size": 64, "vision_output_dim": 64, "image_size": 32, "patch_size": 16,
+                       "max_num_tiles": 2, "intermediate_layers_indices": [0],
+                       "supported_aspect_ratios": [[1, 1], [1, 2], [2, 1]]},
+        text_config={**text_config(tok), "cross_attention_layers": [1]}, image_token_index=_id(tok, "<|image|>"),
+    )  # fmt: skip
+    model = transformers.MllamaForConditionalGeneration(config)
+    image_processor = transformers.MllamaImageProcessorPil(
+        size={"height": 32, "width": 32}, max_image_tiles=2
+    )
+    processor = transformers.MllamaProcessor(image_processor, tok, chat_template=MLLAMA_TEMPLATE)
+    return model, processor
+
+
+def _instructblip() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer("<pad>", "</s>", "<s>")  # InstructBLIP checkpoints ship no chat template
+    qformer_tok = tokenizer("<pad>", "</s>", "<s>")
+    qformer_tok.padding_side = "right"  # a BERT-style tokenizer: absolute positions
+    config = transformers.InstructBlipConfig(
+        vision_config={k: v for k, v in CLIP.items() if k != "model_type"},
+        qformer_config={"vocab_size": len(qformer_tok), "hidden_size": 32, "num_hidden_layers": 2,
+                        "num_attention_heads": 2, "intermediate_size": 64, "encoder_hidden_size": 32,
+                        "max_position_embeddings": 512, "pad_token_id": qformer_tok.pad_token_id},
+        text_config={"model_type": "llama", **text_config(tok)}, num_query_tokens=4,
+        image_token_index=_id(tok, "<image>"),
+    )  # fmt: skip
+    model = transformers.InstructBlipForConditionalGeneration(config)
+    image_processor = transformers.BlipImageProcessorPil(size={"height": 64, "width": 64})
+    processor = transformers.InstructBlipProcessor(image_processor, tok, qformer_tok, num_query_tokens=4)
+    return model, processor
+
+
+def _paligemma() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer("<pad>", "<eos>", "<bos>")  # PaliGemma checkpoints ship no chat template
+    config = transformers.PaliGemmaConfig(
+        vision_config={**SIGLIP, "projection_dim": 64},
+        text_config={"model_type": "gemma", **text_config(tok)}, image_token_index=_id(tok, "<image>"),
+        projection_dim=64, hidden_size=64,
+    )  # fmt: skip
+    model = transformers.PaliGemmaForConditionalGeneration(config)
+    image_processor = transformers.SiglipImageProcessorPil(size={"height": 64, "width": 64})
+    setattr(image_processor, "image_seq_length", 16)  # noqa: B010 - read by PaliGemmaProcessor
+    processor = transformers.PaliGemmaProcessor(image_processor=image_processor, tokenizer=tok)
+    return model, processor
+
+
+def _glm4v() -> tuple[Any, Any]:
+    import transformers
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    tok = tokenizer("<|endoftext|>", "<|endoftext|>", None, GLM_TEMPLATE)
+    rope = {
+        "rope_type": "default",
+        "rope_theta": 10000.0,
+        "mrope_section": [1, 1, 2],
+        "partial_rotary_factor": 0.5,
+    }
+    config = transformers.Glm4vConfig(
+        text_config={**text_config(tok), "rope_parameters": rope},
+        vision_config={"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": 64,
+                       "image_size": 56, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2},
+        image_token_id=_id(tok, "<|image|>"), video_token_id=_id(tok, "<|video|>"),
+        image_start_token_id=_id(tok, "<|begin_of_image|>"), image_end_token_id=_id(tok, "<|end_of_image|>"),
+        video_start_token_id=_id(tok, "<|begin_of_video|>"), video_end_token_id=_id(tok, "<|end_of_video|>"),
+    )  # fmt: skip
+    model = transformers.Glm4vForConditionalGeneration(config)
+    image_processor = transformers.Glm4vImageProcessorPil(
+        patch_size=14,
+        merge_size=2,
+        temporal_patch_size=2,
+        size={"shortest_edge": 56 * 56, "longest_edge": 112 * 112},
+    )
+    processor = register_no_video_processors()["Glm4vProcessor"](
+        image_processor=image_processor, tokenizer=tok, chat_template=GLM_TEMPLATE
+    )
+    return model, processor
+
+
+def _mistral3_vl() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer("<pad>", "</s>", "<s>", MISTRAL_TEMPLATE)
+    config = transformers.Mistral3Config(
+        vision_config={"model_type": "pixtral", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                       "num_attention_heads": 2, "image_size": 64, "patch_size": 16, "head_dim": 16},
+        text_config={"model_type": "mistral", **text_config(tok)}, image_token_index=_id(tok, "[IMG]"),
+        spatial_merge_size=2, vision_feature_layer=-1,
+    )  # fmt: skip
+    model = transformers.Mistral3ForConditionalGeneration(config)
+    image_processor = transformers.PixtralImageProcessorPil(size={"longest_edge": 64}, patch_size=16)
+    processor = transformers.PixtralProcessor(
+        image_processor=image_processor, tokenizer=tok, patch_size=16, spatial_merge_size=2,
+        image_token="[IMG]", image_break_token="[IMG_BREAK]", image_end_token="[IMG_END]", chat_template=MISTRAL_TEMPLATE,
+    )  # fmt: skip
+    return model, processor
+
+
+def _qwen3_5(moe: bool = False) -> tuple[Any, Any]:
+    import transformers
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    tok = tokenizer("<|endoftext|>", "<|im_end|>", None, QWEN_TEMPLATE)
+    rope = {
+        "rope_type": "default",
+        "rope_theta": 10000.0,
+        "mrope_section": [2, 3, 3],
+        "mrope_interleaved": True,
+        "partial_rotary_factor": 1.0,
+    }
+    text = {
+        **text_config(tok),
+        "rope_parameters": rope,
+        "layer_types": ["linear_attention", "full_attention"],
+        "linear_conv_kernel_dim": 2,
+        "linear_key_head_dim": 8,
+        "linear_value_head_dim": 8,
+        "linear_num_key_heads": 2,
+        "linear_num_value_heads": 2,
+    }
+    if moe:
+        text.update(
+            moe_intermediate_size=32, shared_expert_intermediate_size=32, num_experts=2, num_experts_per_tok=1
+        )
+    ids = {
+        "image_token_id": _id(tok, "<|image_pad|>"),
+        "video_token_id": _id(tok, "<|video_pad|>"),
+        "vision_start_token_id": _id(tok, "<|vision_start|>"),
+        "vision_end_token_id": _id(tok, "<|vision_end|>"),
+    }
+    vision = {
+        "depth": 2,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_heads": 2,
+        "out_hidden_size": 64,
+        "patch_size": 16,
+        "num_position_embeddings": 256,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    config_class: Any = transformers.Qwen3_5MoeConfig if moe else transformers.Qwen3_5Config
+    config = config_class(text_config=text, vision_config=vision, **ids)
+    model_class: Any = (
+        transformers.Qwen3_5MoeForConditionalGeneration
+        if moe
+        else transformers.Qwen3_5ForConditionalGeneration
+    )
+    model = model_class(config)
+    image_processor = transformers.Qwen2VLImageProcessorPil(
+        patch_size=16, merge_size=2, temporal_patch_size=2, min_pixels=32 * 32, max_pixels=64 * 64
+    )
+    processor = register_no_video_processors()["Qwen3VLProcessor"](
+        image_processor=image_processor, tokenizer=tok, chat_template=QWEN_TEMPLATE
+    )
+    return model, processor
+
+
+def _internvl_hf() -> tuple[Any, Any]:
+    import transformers
+
+    from lmms_eval.models.hf.compat import register_no_video_processors
+
+    tok = tokenizer(
+        "<|endoftext|>", "<|im_end|>", None, INTERNVL_TEMPLATE,
+        model_specific_special_tokens={"start_image_token": "<img>", "end_image_token": "</img>",
+                                       "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"},
+    )  # fmt: skip
+    config = transformers.InternVLConfig(
+        vision_config={"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+                       "image_size": [64, 64], "patch_size": [16, 16]},
+        text_config={"model_type": "qwen2", **text_config(tok)}, image_token_id=_id(tok, "<IMG_CONTEXT>"),
+        image_seq_length=4, downsample_ratio=0.5,
+    )  # fmt: skip
+    model = transformers.InternVLForConditionalGeneration(config)
+    image_processor = transformers.GotOcr2ImageProcessorPil(
+        size={"height": 64, "width": 64}, crop_to_patches=False
+    )
+    processor = register_no_video_processors()["InternVLProcessor"](
+        image_processor=image_processor, tokenizer=tok, image_seq_length=4, chat_template=INTERNVL_TEMPLATE
+    )
+    return model, processor
+
+
+def _fuyu() -> tuple[Any, Any]:
+    import transformers
+    from tokenizers import processors
+
+    tok = tokenizer("<pad>", "</s>", "<s>")  # Fuyu checkpoints ship no chat template
+    # the processor drops the first token of the image part (the released tokenizer's leading
+    # piece): start every encoding with BOS, as that tokenizer does
+    tok._tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.bos_token_id)]
+    )
+    config = transformers.FuyuConfig(
+        text_config={"model_type": "persimmon", **{k: v for k, v in text_config(tok).items() if k != "head_dim"},
+                     "num_key_value_heads": 4},
+        image_size=32, patch_size=16, image_token_id=_id(tok, "|SPEAKER|"),
+    )  # fmt: skip
+    model = transformers.FuyuForCausalLM(config)
+    image_processor = transformers.FuyuImageProcessorPil(
+        size={"height": 64, "width": 64}, patch_size={"height": 16, "width": 16}
+    )
+    processor = transformers.FuyuProcessor(image_processor=image_processor, tokenizer=tok)
+    return model, processor
+
+
+def _aria() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer(
+        "<|endoftext|>",
+        "<|im_end|>",
+        None,
+        ARIA_TEMPLATE,
+        model_specific_special_tokens={"image_token": "<|img|>"},
+    )
+    config = transformers.AriaConfig(
+        vision_config={"model_type": "idefics3_vision", "hidden_size": 32, "intermediate_size": 64,
+                       "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 980, "patch_size": 70},
+        text_config={"model_type": "aria_text", **text_config(tok), "moe_num_experts": 2, "moe_topk": 1,
+                     "moe_num_shared_experts": 1},
+        projector_patch_to_query_dict={196: 4}, image_token_index=_id(tok, "<|img|>"),
+    )  # fmt: skip
+    model = transformers.AriaForConditionalGeneration(config)
+    # the processor asks for 980-pixel images whatever the image processor says: 14 x 14 patches of 70
+    image_processor = transformers.AriaImageProcessorPil(split_image=False)
+    processor = transformers.AriaProcessor(
+        image_processor=image_processor, tokenizer=tok, chat_template=ARIA_TEMPLATE, size_conversion={980: 4}
+    )
+    return model, processor
+
+
 FAMILIES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "llava_onevision": _llava_onevision,
     "llava_next_video": _llava_next_video,
     "video_llava": _video_llava,
     "gemma3": _gemma3,
+    "idefics2": _idefics2,
+    "llama_vision": _llama_vision,
+    "instructblip": _instructblip,
+    "paligemma": _paligemma,
+    "glm4v": _glm4v,
+    "mistral3_vl": _mistral3_vl,
+    "qwen3_5": _qwen3_5,
+    "qwen3_5_moe": functools.partial(_qwen3_5, moe=True),
+    "internvl_hf": _internvl_hf,
+    "fuyu": _fuyu,
+    "aria": _aria,
 }
 
 

@@ -81,6 +81,13 @@ HF_FAMILIES: dict[str, tuple[str, str]] = {
     "aria": ("Aria", "AriaSimple"),
 }
 _FAMILIES_MODULE = f"{PACKAGE}.hf.families"
+# Remote-code checkpoints driven through their own chat() (lmms_eval/models/hf/remote.py)
+REMOTE_CODE_FAMILIES: dict[str, tuple[str, str]] = {
+    "internvl2": ("InternVLChat", "InternVLChatSimple"),
+    "internvl3": ("InternVL3Chat", "InternVL3ChatSimple"),
+    "internvl3_5": ("InternVL3_5Chat", "InternVL3_5ChatSimple"),
+}
+_REMOTE_MODULE = f"{PACKAGE}.hf.remote"
 
 BUILTIN_MODELS: tuple[ModelManifest, ...] = (
     _builtin(
@@ -110,6 +117,7 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
     _builtin(
         "qwen2_audio",
         chat="lmms_eval.models.hf.qwen2_audio.Qwen2Audio",
+        simple="lmms_eval.models.hf.qwen2_audio.Qwen2AudioSimple",
         install="pip install 'lmms_eval[hf,audio]'",
     ),
     _builtin(
@@ -132,6 +140,12 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
             install=INSTALL_HF,
         )
         for model_id, (chat, simple) in HF_FAMILIES.items()
+    ),
+    *(
+        _builtin(
+            model_id, chat=f"{_REMOTE_MODULE}.{chat}", simple=f"{_REMOTE_MODULE}.{simple}", install=INSTALL_HF
+        )
+        for model_id, (chat, simple) in REMOTE_CODE_FAMILIES.items()
     ),
 )
 """The models of this package. Add one here (its class in ``chat/<id>.py`` or ``simple/<id>.py``)."""

@@ -112,35 +112,47 @@ def _no_video(base: type, extra: dict[str, Any] | None = None, seq_arg: str | No
 
 
 def _no_video_by_name(base: type) -> type:
-    """A subclass of processor ``base`` whose constructor has ``base``'s signature without the video
-    processor: every other argument (``num_image_tokens``, ``patch_size``...) is saved and loaded as
-    the base saves it, and the video processor is always ``None``."""
+    """A subclass of processor ``base`` whose constructor takes ``base``'s arguments without the
+    video processor: every other argument (``num_image_tokens``, ``patch_size``...) is saved and
+    loaded as the base saves it, and the video processor is always ``None``.
+
+    ``ProcessorMixin`` reads the constructor's arguments from its code object, so the constructor
+    is generated with the base's argument names and defaults.
+    """
     import inspect
 
-    signature = inspect.signature(base.__init__)
-    kept = [p for name, p in signature.parameters.items() if name != "video_processor"]
-    shim_signature = signature.replace(parameters=kept)
+    parameters = inspect.signature(base.__init__).parameters
+    names = [
+        name
+        for name, p in parameters.items()
+        if name not in ("self", "video_processor") and p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
+    defaults = {
+        n: None if parameters[n].default is inspect.Parameter.empty else parameters[n].default for n in names
+    }
+    base_attributes: Any = base.get_attributes
+    check: Any = base.check_argument_for_proper_class
 
-    base_attributes: Any = getattr(base, "get_attributes")
-    check: Any = getattr(base, "check_argument_for_proper_class")
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        kwargs.pop("video_processor", None)
-        bound = shim_signature.bind(self, *args, **kwargs)
-        named = {k: v for k, v in bound.arguments.items() if k != "self"}
-        extra = named.pop("kwargs", {})
+    def construct(self: Any, named: dict[str, Any], extra: dict[str, Any]) -> None:
+        extra.pop("video_processor", None)
         # the base hands ProcessorMixin its parts by position, video processor included: while it
         # runs, this instance lists the base's parts and lets the video processor be None
         self.get_attributes = base_attributes
-        self.check_argument_for_proper_class = lambda name, arg: None if arg is None else check(self, name, arg)
+        self.check_argument_for_proper_class = lambda name, arg: (
+            None if arg is None else check(self, name, arg)
+        )
         try:
             init: Any = base.__init__
             init(self, video_processor=None, **named, **extra)
         finally:
             del self.get_attributes, self.check_argument_for_proper_class
 
-    __init__.__signature__ = shim_signature  # type: ignore[attr-defined]  # read by ProcessorMixin
-    namespace: dict[str, Any] = {"__init__": __init__, "__module__": __name__}
+    arguments = ", ".join(f"{n}=_defaults[{n!r}]" for n in names)
+    collected = ", ".join(f"{n!r}: {n}" for n in names)
+    source = f"def __init__(self, {arguments}, **kwargs):\n    _construct(self, {{{collected}}}, kwargs)\n"
+    scope: dict[str, Any] = {"_defaults": defaults, "_construct": construct}
+    exec(source, scope)
+    namespace: dict[str, Any] = {"__init__": scope["__init__"], "__module__": __name__}
     return type(f"{base.__name__}NoVideo", (base,), namespace)
 
 
@@ -189,6 +201,46 @@ def register_no_video_processors() -> dict[str, type]:
                 transformers.AutoProcessor.register(config, shim)
     _REGISTERED = True
     return classes
+
+
+def fix_fuyu_patchify(processor: Any) -> None:
+    """Give a Fuyu processor's PIL image processor a working ``patchify_image``.
+
+    transformers' torchvision-free Fuyu image processor fails on its own patch split (``transpose()
+    takes 2 positional arguments``); this one cuts the same patches: row by row, each patch
+    flattened as (height, width, channels), as the torchvision path does.
+    """
+    import numpy as np
+
+    image_processor = getattr(processor, "image_processor", None)
+    if image_processor is None or not type(image_processor).__name__.endswith("Pil"):
+        return
+    default = image_processor.patch_size
+
+    def patchify_image(image: Any, patch_size: Any = None) -> Any:
+        size = patch_size or default
+        height = int(size["height"] if isinstance(size, dict) else size.height)
+        width = int(size["width"] if isinstance(size, dict) else size.width)
+        tensor = hasattr(image, "detach")  # the processor passes tensors, the image processor arrays
+        array = image.detach().cpu().numpy() if tensor else np.asarray(image)
+        single = array.ndim == 3
+        array = array[np.newaxis] if single else array
+        batch, channels, rows, columns = array.shape
+        down, across = rows // height, columns // width
+        patches = (
+            array[:, :, : down * height, : across * width]
+            .reshape(batch, channels, down, height, across, width)
+            .transpose(0, 2, 4, 3, 5, 1)
+            .reshape(batch, down * across, height * width * channels)
+        )
+        patches = patches[0] if single else patches
+        if tensor:
+            import torch
+
+            return torch.from_numpy(np.ascontiguousarray(patches)).to(image.device)
+        return patches
+
+    image_processor.patchify_image = patchify_image
 
 
 def load_processor(path: str, **kwargs: Any) -> Any:

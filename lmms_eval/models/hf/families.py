@@ -15,8 +15,9 @@ context string and ``doc_to_visual``), as published. Arguments: those of ``huggi
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from lmms_eval.errors import ModelArgsError
 from lmms_eval.models.hf.backend import HFVisionLanguageModel
 
 # The text parts of the conversation, one turn after another; the processor places the image
@@ -90,6 +91,36 @@ class InstructBlip(HFVisionLanguageModel):
     model_types: ClassVar[tuple[str, ...]] = ("instructblip",)
     default_chat_template: ClassVar[str | None] = TEXT_ONLY_TEMPLATE
 
+    def _encode(
+        self,
+        texts: list[str],
+        images: list[list[Any]],
+        side: str,
+        videos: list[list[Any]] | None = None,
+        audios: list[list[Any]] | None = None,
+    ) -> Any:
+        """The processor puts the query tokens before the padded text (so padding lands between
+        them); move each row's padding to ``side``, and the Q-Former's to the right (its positions
+        are absolute), so a batch answers as its rows alone."""
+        batch = super()._encode(texts, images, side, videos, audios)
+        move_padding(batch, "input_ids", "attention_mask", side)
+        move_padding(batch, "qformer_input_ids", "qformer_attention_mask", "right")
+        return batch
+
+
+def move_padding(batch: Any, ids_key: str, mask_key: str, side: str) -> None:
+    """Reorder each row of ``batch[ids_key]`` / ``batch[mask_key]`` so its padding is on ``side``
+    and its tokens keep their order."""
+    import torch
+
+    if ids_key not in batch or mask_key not in batch:
+        return
+    mask = batch[mask_key]
+    keys = mask if side == "left" else 1 - mask
+    order = torch.argsort(keys.to(torch.int64), dim=1, stable=True)
+    batch[ids_key] = torch.gather(batch[ids_key], 1, order)
+    batch[mask_key] = torch.gather(mask, 1, order)
+
 
 class PaliGemma(HFVisionLanguageModel):
     """PaliGemma; the checkpoints ship no chat template: the prompt is the task prefix and question."""
@@ -139,6 +170,24 @@ class MiniCPMV(HFVisionLanguageModel):
     model_id: ClassVar[str | None] = "minicpm_v"
     model_types: ClassVar[tuple[str, ...]] = ("minicpmv4_6",)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """With ``trust_remote_code=true``: the remote-code hook (MiniCPM-V 2.6 / 4 / 4.5)."""
+        if kwargs.get("trust_remote_code") in (True, "true", "True", "1"):
+            import inspect
+
+            from lmms_eval.models.hf.remote import MiniCPMVChat, MiniCPMVChatSimple
+
+            remote = MiniCPMVChatSimple if cls.is_simple else MiniCPMVChat
+            accepted = inspect.signature(remote.__init__).parameters
+            unknown = sorted(set(kwargs) - set(accepted))
+            if unknown:
+                raise ModelArgsError(
+                    f"minicpm_v with trust_remote_code=true takes no argument {', '.join(unknown)}; "
+                    f"it takes {', '.join(k for k in accepted if k != 'self')}"
+                )
+            return remote(*args, **kwargs)
+        return super().__new__(cls)
+
 
 class Fuyu(HFVisionLanguageModel):
     """Fuyu; the checkpoints ship no chat template: the prompt is the question and a newline."""
@@ -148,6 +197,19 @@ class Fuyu(HFVisionLanguageModel):
     model_types: ClassVar[tuple[str, ...]] = ("fuyu",)
     model_class: ClassVar[str] = "FuyuForCausalLM"
     default_chat_template: ClassVar[str | None] = FUYU_TEMPLATE
+
+    def _load_processor(
+        self,
+        trust_remote_code: bool,
+        chat_template: str | None,
+        max_pixels: int | None,
+        min_pixels: int | None,
+    ) -> Any:
+        from lmms_eval.models.hf.compat import fix_fuyu_patchify
+
+        processor = super()._load_processor(trust_remote_code, chat_template, max_pixels, min_pixels)
+        fix_fuyu_patchify(processor)
+        return processor
 
 
 class Aria(HFVisionLanguageModel):

@@ -77,4 +77,10 @@ class Qwen2Audio(HFAudioLanguageModel):
     model_class: ClassVar[str] = "Qwen2AudioForConditionalGeneration"
 
 
-__all__ = ["HFAudioLanguageModel", "Qwen2Audio"]
+class Qwen2AudioSimple(Qwen2Audio):
+    """The published simple form: the context string, and the audio of ``doc_to_visual``."""
+
+    is_simple = True
+
+
+__all__ = ["HFAudioLanguageModel", "Qwen2Audio", "Qwen2AudioSimple"]
