@@ -75,7 +75,12 @@ class VenvError(RuntimeError):
 def ensure_venv(venv: Path, version: str = VERSION) -> Path:
     """The venv's python, building the venv with the published package when it lacks it."""
     python = venv / "bin" / "python"
-    check = [str(python), "-c", f"import importlib.metadata as m; assert m.version('lmms-eval') == '{version}'"]
+    check = [
+        str(python),
+        "-c",
+        "import importlib.metadata as m, sysconfig; site = sysconfig.get_paths()['purelib']; "
+        f"assert [d.version for d in m.distributions(name='lmms-eval', path=[site])] == ['{version}']",
+    ]
     if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return python
     steps = [
@@ -125,11 +130,13 @@ def run_ours(case: dict[str, Any], seed: int) -> dict[str, Any]:
     """Our scores for one case, through the evaluator's filter, scoring and aggregation stages."""
     from lmms_eval import aggregation, postprocess
     from lmms_eval.api.instance import Instance
+    from lmms_eval.api.task import ConfigurableTask
     from lmms_eval.scoring import published
     from lmms_eval.tasks import TaskManager
 
-    nodes = TaskManager().load_task_or_group([case["task"]])
-    task = nodes[case["task"]]
+    task = TaskManager().load_task_or_group([case["task"]])[case["task"]]
+    if not isinstance(task, ConfigurableTask):
+        raise TypeError(f"{case['task']} is a group; cases name one task")
     docs = case["docs"]
     task._eval_docs = docs  # the docs as given (already in the processed schema)
     task._scoring_docs = docs
@@ -143,7 +150,11 @@ def run_ours(case: dict[str, Any], seed: int) -> dict[str, Any]:
     postprocess.apply_filters(task, requests, None)
     result = postprocess.score_task(task, requests, False, None)
     scores = aggregation.aggregate_task(result, 0, seed)
-    return {k: v for k, v in scores.items() if "," in k and not any(m in k for m in ("_stderr", "_ci_", "_n_clusters"))}
+    return {
+        k: v
+        for k, v in scores.items()
+        if "," in k and not any(m in k for m in ("_stderr", "_ci_", "_n_clusters"))
+    }
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -166,10 +177,25 @@ def compare(names: list[str] | None, seed: int, python: Path) -> list[dict[str, 
         theirs = published[case["task"]]
         ours = run_ours(case, seed)
         if theirs["error"]:
-            rows.append({"task": case["task"], "key": "(raises)", "published": theirs["error"], "ours": None, "strict": None, "agree": False})
+            rows.append(
+                {
+                    "task": case["task"],
+                    "key": "(raises)",
+                    "published": theirs["error"],
+                    "ours": None,
+                    "strict": None,
+                    "agree": False,
+                }
+            )
             continue
         for key, value in sorted(theirs["scores"].items()):
-            row = {"task": case["task"], "key": key, "published": value, "ours": ours.get(key), "strict": ours.get(_strict_key(key))}
+            row = {
+                "task": case["task"],
+                "key": key,
+                "published": value,
+                "ours": ours.get(key),
+                "strict": ours.get(_strict_key(key)),
+            }
             row["agree"] = _same(value, row["ours"])
             rows.append(row)
     return rows
@@ -181,14 +207,19 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             return f"{value:.5g}"
         return "" if value is None else str(value)
 
-    lines = ["| task | key | published | ours (published key) | ours (strict key) | agree |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| task | key | published | ours (published key) | ours (strict key) | agree |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r['task']} | `{r['key']}` | {cell(r['published'])} | {cell(r['ours'])} | {cell(r['strict'])} | {'yes' if r['agree'] else '**no**'} |")
+        lines.append(
+            f"| {r['task']} | `{r['key']}` | {cell(r['published'])} | {cell(r['ours'])} | {cell(r['strict'])} | {'yes' if r['agree'] else '**no**'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tasks", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--venv", type=Path, default=Path(f"/tmp/lmms_eval_published_{VERSION}"))

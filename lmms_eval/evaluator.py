@@ -75,7 +75,11 @@ ProgressCallback = Callable[[RunProgress], None]
 
 
 def set_seeds(random_seed: int | None, numpy_seed: int | None, torch_seed: int | None) -> None:
-    """Seed python, numpy and (only if already imported) torch."""
+    """Seed python, numpy and (only if already imported) torch, and the published-fallback stream
+    (:mod:`lmms_eval.scoring.published`, its own ``random.Random`` seeded like python's)."""
+    from lmms_eval.scoring import published
+
+    published.reseed(random_seed)
     if random_seed is not None:
         random.seed(random_seed)
     if numpy_seed is not None:

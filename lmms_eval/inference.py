@@ -1,16 +1,27 @@
-"""Inference stage: send requests to the model grouped by request type, in chunks, with progress.
+"""Inference stage: send requests to the model grouped by request type, with progress.
 
 The stage puts the run's :class:`~lmms_eval.api.gate.RequestGate` on the model (``lm.gate``).
 Backends that report each answer to it give per-request progress (with an ETA), stop sending once
 the ``--max_tokens`` budget is spent or the task's circuit breaker opens, and stop at once on
-Ctrl-C; for backends that do not, the stage reports their answers per chunk.
+Ctrl-C; each answer they report is recorded on its request at once (and stored by the response
+cache, which listens to the gate too), so a crash loses nothing answered.
+
+How requests are handed over depends on the backend:
+
+* a *streaming* backend (``streams_answers = True``: the API backends, which keep a window of
+  ``num_concurrent`` attempts in flight that refills as answers arrive) gets all requests of a type
+  in one call, so no request waits for a slower one before it is sent;
+* any other backend (local models that batch) gets chunks of ``max(256, 32 x batch_size)``
+  requests, so that one that reports nothing to the gate loses at most a chunk in a crash. Those
+  that report each batch's answers (the HF backends) have them recorded batch by batch.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,9 +65,9 @@ def run_requests(
 ) -> dict[str, float]:
     """Fill ``resps`` and ``token_counts`` of every request; returns seconds spent per request type.
 
-    Each request is sent ``repeats`` times (consecutively). Requests go to the model in chunks so a
-    crash loses at most one chunk; models see chunks in request order and must answer in that
-    order. ``listener`` hears the count of answered requests as it grows. A
+    Each request is sent ``repeats`` times (consecutively). A streaming backend gets all requests of
+    a type at once, any other one chunks of ``chunk_size`` (see the module docstring); models see
+    requests in request order and must answer in that order. ``listener`` hears the count of answered requests as it grows. A
     :class:`RequestFailure` answer is recorded in ``failures``. Requests that already
     carry a failure (their document could not be turned into a request) are never sent. On
     KeyboardInterrupt the gate is stopped, so backend threads stop too, and the interrupt goes on.
@@ -69,6 +80,7 @@ def run_requests(
         by_type[request.request_type].append(request)
     timings: dict[str, float] = {}
     size = chunk_size or max(256, 32 * max(1, int(getattr(lm, "batch_size", 1) or 1)))
+    streams = chunk_size is None and bool(getattr(lm, "streams_answers", False))
     order = [t for t in REQUEST_ORDER if t in by_type] + [t for t in by_type if t not in REQUEST_ORDER]
     try:
         for request_type in order:
@@ -76,7 +88,8 @@ def run_requests(
                 r.resps, r.token_counts = [], []
             expanded = [r for r in by_type[request_type] if not r.failures for _ in range(max(1, r.repeats))]
             started = time.perf_counter()
-            _run_type(lm, request_type, expanded, call, size, gate, show_progress, listener)
+            step = max(1, len(expanded)) if streams else size
+            _run_type(lm, request_type, expanded, call, step, gate, show_progress, listener, streams)
             timings[request_type] = time.perf_counter() - started
             logger.info("%s: %d requests in %.2f s", request_type, len(expanded), timings[request_type])
     except KeyboardInterrupt:
@@ -96,6 +109,7 @@ def _run_type(
     gate: RequestGate,
     show_progress: bool | None,
     listener: ProgressListener | None = None,
+    streams: bool = False,
 ) -> None:
     disable = None if show_progress is None else not show_progress  # None: only on a terminal
     with tqdm(total=len(expanded), desc=request_type, unit="req", disable=disable, leave=False) as bar:
@@ -111,29 +125,64 @@ def _run_type(
         gate.on_progress = advance
         if listener is not None:
             listener(request_type, 0, len(expanded))
-        for begin in range(0, len(expanded), size):
-            chunk = expanded[begin : begin + size]
-            reported_before = gate.start_chunk()
-            refusal = gate.refusal()
-            outputs = [refusal] * len(chunk) if refusal is not None else call(request_type, chunk)
-            if len(outputs) != len(chunk):
-                raise RuntimeError(
-                    f"model {type(lm).__name__}.{request_type} returned {len(outputs)} results for {len(chunk)} requests"
-                )
-            reported = gate.state().reported - reported_before
-            if reported == 0:  # a backend that does not report: account for the chunk here
-                for request, output in zip(chunk, outputs):
-                    gate.done(output, request)
-            elif reported < len(chunk):  # answered without the model (response cache hits)
-                advance(len(chunk) - reported)
-            _record(chunk, outputs)
+        recorder = _Recorder(expanded, early=streams)
+        with gate.listen(recorder.heard):
+            for begin in range(0, len(expanded), size):
+                chunk = expanded[begin : begin + size]
+                reported_before = gate.start_chunk()
+                refusal = gate.refusal()
+                outputs = [refusal] * len(chunk) if refusal is not None else call(request_type, chunk)
+                if len(outputs) != len(chunk):
+                    raise RuntimeError(
+                        f"model {type(lm).__name__}.{request_type} returned {len(outputs)} results "
+                        f"for {len(chunk)} requests"
+                    )
+                reported = gate.state().reported - reported_before
+                if reported == 0:  # a backend that does not report: account for the chunk here
+                    for request, output in zip(chunk, outputs):
+                        gate.done(output, request)
+                elif reported < len(chunk):  # answered without the model (response cache hits)
+                    advance(len(chunk) - reported)
+                recorder.finish(chunk, outputs)
 
 
-def _record(chunk: Sequence[Instance], outputs: Sequence[Any]) -> None:
-    for request, output in zip(chunk, outputs):
-        value, counts = unwrap_generation_output(output)
-        if isinstance(value, RequestFailure):  # error bodies may echo a key back
-            request.failures.append(redact_text(str(value)))
-            value = None
-        request.resps.append(value)
-        request.token_counts.append(counts)
+class _Recorder:
+    """Records answers on their requests: as the gate hears them, or when the model call returns.
+
+    A request sent once to a streaming backend is recorded as soon as its answer is reported; if
+    the call then returns another answer for it, that one replaces it (what a call returns is
+    authoritative). Other answers are recorded in order when the call returns (for a request sent
+    ``repeats`` times, which answer is which repeat is only known then).
+    """
+
+    def __init__(self, expanded: Sequence[Instance], early: bool) -> None:
+        counts = Counter(map(id, expanded)) if early else Counter[int]()
+        self._once = {key for key, times in counts.items() if times == 1}
+        self._heard: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def heard(self, request: Any, output: Any) -> None:
+        key = id(request)
+        with self._lock:
+            if key not in self._once or key in self._heard:
+                return
+            self._heard[key] = output
+        _record(request, output)
+
+    def finish(self, chunk: Sequence[Instance], outputs: Sequence[Any]) -> None:
+        for request, output in zip(chunk, outputs):
+            key = id(request)
+            if key in self._heard:
+                if self._heard[key] is output:
+                    continue
+                request.resps, request.token_counts, request.failures = [], [], []
+            _record(request, output)
+
+
+def _record(request: Instance, output: Any) -> None:
+    value, counts = unwrap_generation_output(output)
+    if isinstance(value, RequestFailure):  # error bodies may echo a key back
+        request.failures.append(redact_text(str(value)))
+        value = None
+    request.resps.append(value)
+    request.token_counts.append(counts)

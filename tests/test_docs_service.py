@@ -139,6 +139,9 @@ def test_every_snippet_of_the_service_guide_runs(workdir: Path, monkeypatch: pyt
     # the training-loop jobs print demo_qa's scores: the dummy's oracle gets every answer right
     assert out.count("'exact_match,none': 1.0") == 3, out[-3000:]
     assert "cancelled" in out
+    # the training section's TrainingEvaluator: the checkpoint's step evaluated and logged
+    assert "completed ['eval/demo_shapes/accuracy', 'eval/demo_shapes/accuracy_stderr'" in out, out[-3000:]
+    assert "[(100, 'completed')]" in out
     assert (workdir / "eval-server" / "outputs" / "merged" / "epoch_5" / "model.safetensors").is_file()
     assert "change-me-to-a-long-random-string" not in log.read_text()
 

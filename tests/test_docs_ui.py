@@ -80,8 +80,9 @@ def test_every_command_of_the_page_runs(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_the_screenshots_exist() -> None:
     shown = re.findall(r"\]\((images/ui-[a-z]+\.png)\)", PAGE)
-    assert len(shown) == 5
+    assert len(shown) == 7
     for image in shown:
         assert (ROOT / "docs" / image).is_file(), (
-            f"{image} is missing: LMMS_EVAL_UI_SCREENSHOTS=1 pytest tests/test_ui_browser.py"
+            f"{image} is missing: LMMS_EVAL_UI_SCREENSHOTS=1 pytest tests/test_ui_browser.py "
+            "tests/test_ui_board_browser.py"
         )

@@ -18,9 +18,10 @@ HAS_HF = all(importlib.util.find_spec(n) for n in ("torch", "transformers", "saf
 pytestmark = pytest.mark.skipif(not HAS_HF, reason="training needs the hf extra (torch, transformers)")
 pytest.importorskip("uvicorn")
 
+from test_training_jobs import serve  # noqa: E402
+
 from lmms_eval.demo import TINY_VLM_DIR  # noqa: E402
 from lmms_eval.integrations.evaluator import TrainingEvaluator, metrics_of  # noqa: E402
-from test_training_jobs import serve  # noqa: E402
 
 STEPS = (2, 4)
 TASK = "demo_shapes"
@@ -58,7 +59,6 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         wandb_env(mp, root / "wandb")
         wandb.teardown()
         from lmms_eval.integrations.transformers import LmmsEvalCallback
-
         from lmms_eval.models.hf.compat import load_processor  # the model's whole processor
 
         processor = load_processor(str(TINY_VLM_DIR))
@@ -69,7 +69,11 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             run_name="tiny-run", use_cpu=True, save_only_model=True, disable_tqdm=True,
         )  # fmt: skip
         for url in serve(root, checkpoint_root=str(root / "checkpoints")):
-            trainer = transformers.Trainer(model=model, args=args, train_dataset=tiny_dataset(processor.tokenizer))
+            trainer = transformers.Trainer(
+                model=model,
+                args=args,
+                train_dataset=tiny_dataset(processor.tokenizer),  # type: ignore[arg-type]
+            )
             callback = LmmsEvalCallback(url, [TASK], limit=2, processor=processor, poll_interval=0.2)
             callback.attach(trainer)
             trainer.train()
@@ -196,6 +200,7 @@ def test_lightning_callback_logs_through_the_trainers_loggers_at_the_export_step
             return torch.optim.SGD(self.parameters(), lr=1e-4)
 
     rows = tiny_dataset(processor.tokenizer)
+    callback: Any = None
     loader = torch.utils.data.DataLoader(rows, batch_size=2)  # type: ignore[arg-type]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LMMS_EVAL_HOME", str(tmp_path / "home"))
@@ -217,3 +222,34 @@ def test_lightning_callback_logs_through_the_trainers_loggers_at_the_export_step
         logged = [r for r in csv.DictReader(f) if r.get(f"eval/{TASK}/accuracy")]
     assert sorted(int(r["step"]) for r in logged) == list(STEPS)
     assert all(r[f"eval/{TASK}/accuracy_stderr"] != "" for r in logged)
+
+
+def test_the_callback_examples_of_the_service_guide_name_real_arguments() -> None:
+    """The ``py`` blocks of docs/service.md (a Trainer and a Lightning run, not run here: the
+    tests above train for real) compile, import what exists and pass only arguments the callbacks
+    take (their own, or run options of the server's requests)."""
+    import ast
+    import importlib
+    import inspect
+    import re
+
+    from lmms_eval.entrypoints.protocol import EvaluateRequest
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "service.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```py\n(.*?)^```", guide, re.M | re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        tree = ast.parse(block)
+        imported = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lmms_eval"):
+                module = importlib.import_module(node.module)
+                imported.update({a.name: getattr(module, a.name) for a in node.names})
+        callback = imported["LmmsEvalCallback"]
+        params = set(inspect.signature(callback).parameters) | set(EvaluateRequest.model_fields)
+        calls = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "LmmsEvalCallback"
+        ]
+        assert calls and all(k.arg in params for c in calls for k in c.keywords)

@@ -650,3 +650,25 @@ def test_power_measured_on_two_results_files(tmp_path, capsys) -> None:  # type:
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[2] == "80" and cells[5] == f"{rho:.3f}" and cells[6] == str(g) == "20"
     assert cells[7] == f"{icc:.3f}" and cells[8] == f"{design_effect(icc, m):.2f}"
+    # the MDE is in points, as the --tasks mode prints it (0.1 would be a fraction)
+    header = next(line for line in out.splitlines() if line.startswith("| Task"))
+    assert [c.strip() for c in header.strip("|").split("|")][-1] == "MDE (points)"
+    mde = float(cells[-1])
+    assert 1.0 < mde < 100.0, cells
+
+
+def test_power_on_a_metric_outside_0_1_names_its_units(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from lmms_eval.cli import main
+
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "20250101_000000_results.json").write_text(
+        json.dumps({"results": {"t": {"alias": "t"}}, "configs": {"t": {"task": "t"}}, "model_name": "a"})
+    )
+    rows = [{"doc_id": i, "filter": "none", "rating": float(1 + i % 10)} for i in range(60)]
+    (folder / "20250101_000000_samples_t.jsonl").write_text("\n".join(map(json.dumps, rows)))
+    assert main(["power", "--results", str(folder), "--effect-size", "1"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| t "))
+    assert row.strip("| ").split("|")[-1].strip().endswith(" units")

@@ -66,7 +66,9 @@ def test_jobs_of_a_training_run_are_listed_by_step_with_scores(url: str) -> None
             )
             for step in (4, 2)
         ]
-        other = client.evaluate("dummy", ["demo_qa"], {"accuracy": 1.0}, limit=4, training_run="run-b", step=1)
+        other = client.evaluate(
+            "dummy", ["demo_qa"], {"accuracy": 1.0}, limit=4, training_run="run-b", step=1
+        )
         assert submitted[0]["training_run"] == "run-a" and submitted[0]["step"] == 4
         for job in [*submitted, other]:
             done = client.wait_for_job(job["job_id"], poll_interval=0.2, timeout=120)
@@ -84,23 +86,29 @@ def test_jobs_of_a_training_run_are_listed_by_step_with_scores(url: str) -> None
     assert listed[0]["metadata"] == {"lr": 0.001, "tags": ["tiny"]}
     assert listed[0]["model"] == "dummy" and listed[0]["tasks"] == "demo_qa"
     # the results file records the training run
-    assert result["training"] == {"training_run": "run-a", "step": 4, "metadata": {"lr": 0.001, "tags": ["tiny"]}}
+    assert result["training"] == {
+        "training_run": "run-a",
+        "step": 4,
+        "metadata": {"lr": 0.001, "tags": ["tiny"]},
+    }
 
 
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
         ({"step": -1}, "step: Input should be greater than or equal to 0"),
-        ({"metadata": {"x": "y" * 9000}}, "metadata: Value error, 9009 bytes of JSON, over the limit of 8192"),
+        (
+            {"metadata": {"x": "y" * 9000}},
+            "metadata: Value error, 9009 bytes of JSON, over the limit of 8192",
+        ),
         ({"metadata": [1, 2]}, "metadata: Input should be a valid dictionary"),
         ({"metadata": {"a": [[[[[[[[[1]]]]]]]]]}}, "metadata: Value error, nested deeper than 8 levels"),
         ({"training_run": "a\nb"}, "training_run: String should match pattern"),
     ],
 )
 def test_bad_training_fields_are_one_line_422s(url: str, body: dict[str, Any], expected: str) -> None:
-    with EvalClient(url) as client:
-        with pytest.raises(EvalServerError) as info:
-            client._call("POST", "/evaluate", json={"model": "dummy", "tasks": "demo_qa", **body})
+    with EvalClient(url) as client, pytest.raises(EvalServerError) as info:
+        client._call("POST", "/evaluate", json={"model": "dummy", "tasks": "demo_qa", **body})
     assert info.value.status_code == 422
     assert expected in str(info.value) and "\n" not in str(info.value)
 

@@ -448,16 +448,57 @@ def _internvl_hf() -> tuple[Any, Any]:
     return model, processor
 
 
+FUYU_MARKERS = ("|SPEAKER|", "|NEWLINE|")
+# GPT-2's pre-tokenizer pattern, with Fuyu's image markers as whole pieces and the space before one
+# as a piece of its own
+_GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+_FUYU_PATTERN = r" (?=\|SPEAKER\||\|NEWLINE\|)|\|SPEAKER\||\|NEWLINE\||" + _GPT2_PATTERN
+
+
+def fuyu_tokenizer() -> Any:
+    """The shared BPE model behaving as Fuyu's released tokenizer where the processor relies on it:
+    ``|SPEAKER|`` and ``|NEWLINE|`` are ordinary vocabulary pieces (not added tokens), and every
+    text gets a leading space that the image markers do not absorb, so the image part's encoding
+    starts with a piece of its own, the one the processor strips (sentencepiece's dummy prefix);
+    with special tokens, encodings start with BOS."""
+    import json
+
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    spec = json.loads(_base_tokenizer().to_str())
+    spec["added_tokens"] = [t for t in spec["added_tokens"] if t["content"] not in FUYU_MARKERS]
+    spec["model"]["ignore_merges"] = True  # a marker is one vocabulary piece, not a chain of merges
+    spec["normalizer"] = {"type": "Prepend", "prepend": " "}
+    spec["pre_tokenizer"] = {
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": _FUYU_PATTERN}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+        ],
+    }
+    spec["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {"<s>": {"id": "<s>", "ids": [SPECIAL.index("<s>")], "tokens": ["<s>"]}},
+    }
+    roles = {"pad_token": "<pad>", "eos_token": "</s>", "bos_token": "<s>"}
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(json.dumps(spec)),
+        padding_side="left",
+        extra_special_tokens=[t for t in SPECIAL if t not in (*roles.values(), *FUYU_MARKERS)],
+        **roles,
+    )
+
+
 def _fuyu() -> tuple[Any, Any]:
     import transformers
-    from tokenizers import processors
 
-    tok = tokenizer("<pad>", "</s>", "<s>")  # Fuyu checkpoints ship no chat template
-    # the processor drops the first token of the image part (the released tokenizer's leading
-    # piece): start every encoding with BOS, as that tokenizer does
-    tok._tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", tok.bos_token_id)]
-    )
+    tok = fuyu_tokenizer()  # Fuyu checkpoints ship no chat template
+    assert tok.convert_ids_to_tokens(tok("|SPEAKER||NEWLINE|", add_special_tokens=False)["input_ids"]) == [
+        "Ġ", *FUYU_MARKERS
+    ], "the tiny Fuyu tokenizer must start the image part with a piece of its own"
     config = transformers.FuyuConfig(
         text_config={"model_type": "persimmon", **{k: v for k, v in text_config(tok).items() if k != "head_dim"},
                      "num_key_value_heads": 4},

@@ -85,7 +85,12 @@ def mmmu_val() -> Case:
 
 
 def mmstar() -> Case:
-    cats = [("coarse perception", "image scene"), ("math", "geometry"), ("math", "numeric"), ("logical reasoning", "code")]
+    cats = [
+        ("coarse perception", "image scene"),
+        ("math", "geometry"),
+        ("math", "numeric"),
+        ("logical reasoning", "code"),
+    ]
     docs, answers = [], []
     for i, (g, answer) in enumerate(_mcq_grid()):
         category, l2 = cats[i % len(cats)]
@@ -131,7 +136,14 @@ def mvbench_action_sequence() -> Case:
     docs, answers = [], []
     candidates = ["Opened the door.", "Took the cup.", "Sat on the bed.", "Threw the bag."]
     for i, (g, answer) in enumerate(_mcq_grid()):
-        docs.append({"video": f"clip{i}.mp4", "question": "What did the person do first?", "candidates": candidates, "answer": candidates[g]})
+        docs.append(
+            {
+                "video": f"clip{i}.mp4",
+                "question": "What did the person do first?",
+                "candidates": candidates,
+                "answer": candidates[g],
+            }
+        )
         answers.append(answer)
     return {"task": "mvbench_action_sequence", "split": "train", "docs": docs, "answers": answers}
 
@@ -143,10 +155,32 @@ def mathvista_testmini_format() -> Case:
         rows.append(({**mc, "answer": mc["choices"][g], "precision": None}, answer))
     ints = [("7", "7"), ("7", "The answer is 7"), ("12", "12.0"), ("3", ""), ("5", "five")]
     for gold, answer in ints:
-        rows.append(({"choices": None, "question_type": "free_form", "answer_type": "integer", "answer": gold, "precision": None}, answer))
+        rows.append(
+            (
+                {
+                    "choices": None,
+                    "question_type": "free_form",
+                    "answer_type": "integer",
+                    "answer": gold,
+                    "precision": None,
+                },
+                answer,
+            )
+        )
     floats = [("1.5", "1.5", 1.0), ("2.25", "2.25", 2.0), ("0.3", "0.30", 1.0)]
     for gold, answer, precision in floats:
-        rows.append(({"choices": None, "question_type": "free_form", "answer_type": "float", "answer": gold, "precision": precision}, answer))
+        rows.append(
+            (
+                {
+                    "choices": None,
+                    "question_type": "free_form",
+                    "answer_type": "float",
+                    "answer": gold,
+                    "precision": precision,
+                },
+                answer,
+            )
+        )
     docs, answers = [], []
     for i, (fields, answer) in enumerate(rows):
         doc = {
@@ -156,9 +190,16 @@ def mathvista_testmini_format() -> Case:
             "unit": None,
             "query": f"Question {i}?",
             "metadata": {
-                "split": "testmini", "source": "x", "task": ["figure question answering", "math word problem"][i % 2],
-                "context": "x", "category": "math-targeted-vqa", "grade": "x", "language": "english",
-                "skills": ["arithmetic reasoning"], "img_width": 16, "img_height": 16,
+                "split": "testmini",
+                "source": "x",
+                "task": ["figure question answering", "math word problem"][i % 2],
+                "context": "x",
+                "category": "math-targeted-vqa",
+                "grade": "x",
+                "language": "english",
+                "skills": ["arithmetic reasoning"],
+                "img_width": 16,
+                "img_height": 16,
             },
             **fields,
         }

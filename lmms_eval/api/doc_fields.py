@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -16,8 +17,6 @@ from lmms_eval.media.parts import content_part
 def _environment() -> Any:
     """The sandboxed Jinja environment of task templates: no access to private attributes,
     ``__class__`` and the like, and no mutation of the doc (``ImmutableSandboxedEnvironment``)."""
-    import re
-
     import jinja2
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -41,7 +40,51 @@ def compile_template(source: str, task: str, key: str) -> None:
         raise ConfigError(f"task '{task}': {key} template {source!r} is invalid: {_one_line(exc)}") from None
 
 
+_FIELD = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+# names a template can see besides the doc's fields
+_JINJA_NAMES = frozenset(
+    {"range", "dict", "lipsum", "cycler", "joiner", "namespace", "true", "false", "none"}
+)
+_PLAIN_TYPES = (str, int, float, bool)
+
+
+@lru_cache(maxsize=512)
+def _plain_fields(source: str) -> tuple[list[str], list[str]] | None:
+    """``(texts, fields)`` of a template that only substitutes fields (``Q: {{ question }}``), with
+    ``len(texts) == len(fields) + 1``; ``None`` for any other template (filters, tags, comments,
+    whitespace control, carriage returns: Jinja renders those)."""
+    parts = _FIELD.split(source)
+    texts, fields = parts[0::2], parts[1::2]
+    if any("{{" in t or "{%" in t or "{#" in t or "\r" in t for t in texts):
+        return None
+    if any(name in _JINJA_NAMES for name in fields):
+        return None
+    return texts, fields
+
+
+def _render_plain(plain: tuple[list[str], list[str]], doc: Any) -> str | None:
+    """What Jinja renders for a field-only template (``str`` of each value), or ``None`` when a
+    field is missing or a value is not a plain scalar (Jinja then renders it, or names the error)."""
+    texts, fields = plain
+    out = [texts[0]]
+    try:
+        for name, text in zip(fields, texts[1:]):
+            value = doc[name]
+            if type(value) not in _PLAIN_TYPES:
+                return None
+            out.append(str(value))
+            out.append(text)
+    except (KeyError, TypeError, IndexError):
+        return None
+    return "".join(out)
+
+
 def render_template(source: str, doc: Any, task: str, key: str) -> str:
+    plain = _plain_fields(source)
+    if plain is not None:
+        rendered = _render_plain(plain, doc)
+        if rendered is not None:
+            return rendered
     import jinja2
     from jinja2.exceptions import SecurityError
 

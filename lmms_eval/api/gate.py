@@ -9,13 +9,14 @@ The inference stage puts one gate on the model (``lm.gate``) for the whole run. 
   (its first ``breaker_after`` answers all failed), or the run was stopped (Ctrl-C).
 * :meth:`RequestGate.done` after each answer (a ``str``, ``GenerationResult``, loglikelihood pair or
   ``RequestFailure``), with the request it answers. This moves the progress bar per request, adds
-  the answer's tokens to the budget and feeds the circuit breaker, and keeps the answer until the
-  chunk ends so that answers finished before an interrupt are not lost.
+  the answer's tokens to the budget, feeds the circuit breaker, keeps the answer until the call
+  ends and hands it to the listeners (:meth:`RequestGate.listen`: the inference stage records it on
+  the request, the response cache stores it), so an answer is kept as soon as it exists.
 * :meth:`RequestGate.sleep` instead of ``time.sleep`` for retry delays: it returns early (``False``)
   when the run is stopped, so no thread keeps a process alive after Ctrl-C.
 
 A backend that never calls :meth:`done` still works: the inference stage then reports its answers
-per chunk (progress, budget and breaker are then enforced between chunks only).
+when its call returns (progress, budget and breaker are then enforced between calls only).
 
 The gate is thread-safe: threads of a pool and tasks of an event loop may share it.
 """
@@ -23,12 +24,15 @@ The gate is thread-safe: threads of a pool and tasks of an event loop may share 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval.api.instance import FailureKind, RequestFailure, unwrap_generation_output
 
+# hears each answer reported to the gate: (request, output), in the thread that reported it
+AnswerListener = Callable[[Any, Any], None]
 # a task whose first answers all failed this many times is stopped (dead base_url, wrong key)
 DEFAULT_BREAKER_AFTER = 10
 
@@ -69,6 +73,7 @@ class RequestGate:
         self._task_failures = 0
         self._breaker: str | None = None
         self._answers: dict[int, tuple[Any, Any]] = {}
+        self._listeners: tuple[AnswerListener, ...] = ()
 
     # -- what the inference stage calls ------------------------------------------------------------
 
@@ -81,10 +86,25 @@ class RequestGate:
             self._breaker = None
 
     def start_chunk(self) -> int:
-        """Forget the answers of the last chunk; returns the count of answers reported so far."""
+        """Forget the answers of the last call; returns the count of answers reported so far."""
         with self._lock:
             self._answers.clear()
             return self._reported
+
+    @contextmanager
+    def listen(self, listener: AnswerListener) -> Iterator[None]:
+        """Hand ``listener`` every answer reported (with its request) while the block runs.
+
+        Listeners run in the reporting thread, outside the gate's lock, in the order they were
+        added; they must be thread-safe and quick.
+        """
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners = tuple(x for x in self._listeners if x is not listener)
 
     def stop(self, reason: str = "interrupted") -> None:
         """Stop the run: nothing more is admitted and sleeping retries wake up at once."""
@@ -94,7 +114,7 @@ class RequestGate:
         self._stop_event.set()
 
     def answer_of(self, request: Any) -> Any | None:
-        """The answer reported for ``request`` in the current chunk, if any."""
+        """The answer reported for ``request`` in the current call, if any."""
         with self._lock:
             entry = self._answers.get(id(request))
         return entry[1] if entry is not None and entry[0] is request else None
@@ -133,7 +153,7 @@ class RequestGate:
         return None if reason is None else RequestFailure(reason, attempts=0, retryable=True, kind="not_sent")
 
     def done(self, output: Any, request: Any = None) -> None:
-        """Record one answer: progress, tokens, circuit breaker; keep it until the chunk ends."""
+        """Record one answer: progress, tokens, circuit breaker; keep it and hand it to the listeners."""
         value, counts = unwrap_generation_output(output)
         failed = isinstance(value, RequestFailure) and value.kind != "not_sent"
         with self._lock:
@@ -148,6 +168,10 @@ class RequestGate:
                 self._check_breaker(value)
             if self.on_progress is not None:  # under the lock: progress bars are not thread-safe
                 self.on_progress(1)
+            listeners = self._listeners
+        if request is not None:
+            for listener in listeners:
+                listener(request, output)
 
     def sleep(self, seconds: float) -> bool:
         """Wait ``seconds`` unless the run stops first; ``True`` if the full time passed."""
@@ -172,4 +196,4 @@ class RequestGate:
             )
 
 
-__all__ = ["DEFAULT_BREAKER_AFTER", "FailureKind", "GateState", "RequestGate"]
+__all__ = ["DEFAULT_BREAKER_AFTER", "AnswerListener", "FailureKind", "GateState", "RequestGate"]

@@ -193,21 +193,35 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature:
     return inspect.signature(fn)
 
 
+@lru_cache(maxsize=1024)
+def _call_shape(fn: Callable[..., Any], kwarg_names: tuple[str, ...]) -> tuple[bool, str | None]:
+    """(takes ``references=``/``predictions=`` keywords, why the call cannot bind or ``None``):
+    the same for every doc of a task, so worked out once per metric and option names."""
+    signature = _signature(fn)
+    keywords = "references" in signature.parameters and "predictions" in signature.parameters
+    probe = dict.fromkeys(kwarg_names)
+    try:
+        if keywords:
+            signature.bind(references=None, predictions=None, **probe)
+        else:
+            signature.bind(None, None, **probe)
+    except TypeError as exc:
+        return keywords, str(exc)
+    return keywords, None
+
+
 def _call_metric(
     fn: Callable[..., Any], references: list[Any], predictions: list[Any], kwargs: dict[str, Any]
 ) -> Any:
     """Call a metric with ``references=`` / ``predictions=`` keywords (or positionally) and unwrap
     a one-entry ``{name: value}`` result. Keyword arguments the metric does not take are a
     :class:`ConfigError` that names them."""
-    signature = _signature(fn)
-    keywords = "references" in signature.parameters and "predictions" in signature.parameters
+    keywords, problem = _call_shape(fn, tuple(kwargs))
+    if problem is not None:
+        name = getattr(fn, "__name__", repr(fn))
+        raise ConfigError(f"metric '{name}': {problem} (metric_list options: {sorted(kwargs)})")
     args: tuple[Any, ...] = () if keywords else (references[0], predictions[0])
     call_kwargs = {"references": references, "predictions": predictions, **kwargs} if keywords else kwargs
-    try:
-        signature.bind(*args, **call_kwargs)
-    except TypeError as exc:
-        name = getattr(fn, "__name__", repr(fn))
-        raise ConfigError(f"metric '{name}': {exc} (metric_list options: {sorted(kwargs)})") from None
     value = fn(*args, **call_kwargs)
     if isinstance(value, dict) and len(value) == 1:
         value = next(iter(value.values()))

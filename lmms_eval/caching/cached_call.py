@@ -1,10 +1,11 @@
 """``ResponseCacheSession``: the response cache in front of any model backend.
 
 :meth:`ResponseCacheSession.model_call` returns a ``model_call`` for
-:func:`lmms_eval.inference.run_requests`. For each chunk of requests it looks every cacheable
-request up, sends only the misses to the model (in request order, ``flush_size`` at a time),
-commits each batch of good answers as soon as the model returns it, and gives back the outputs in
-request order. Backends need no cache code of their own.
+:func:`lmms_eval.inference.run_requests`. For each call it looks every cacheable request up, sends
+only the misses to the model (in request order: all at once to a streaming backend, else
+``flush_size`` at a time), commits each good answer as soon as the backend reports it through the
+run's gate (``lm.gate.done(answer, request)``; the others when the model call returns), and gives
+back the outputs in request order. Backends need no cache code of their own.
 
 Cacheable: loglikelihood requests, and generation requests that are greedy (temperature 0 or
 unset, no ``do_sample``, at most one answer); with ``cache_sampling=True`` sampled generations too
@@ -16,9 +17,8 @@ pass the model instance (``lm``) or a ``content_fingerprint`` of your own; other
 named by the model args are looked at, and a model given to :meth:`ResponseCacheSession.model_call`
 that offers ``content_fingerprint()`` is asked then.
 
-When the model call for a batch raises (Ctrl-C, a crash), the answers the backend already reported
-for that batch through the run's gate (``lm.gate.done(answer, request)``) are stored before the
-exception goes on, so they are not asked again.
+So when the model call raises (Ctrl-C, a crash) or the process dies, the answers the backend
+already reported are stored, and a rerun does not ask for them again.
 
 A model that offers ``keep_state_in(store)`` is handed a :class:`KeptState`: a few JSON values of its
 own kept in the same cache (e.g. the id of a submitted provider batch, so that a restarted run
@@ -27,7 +27,9 @@ collects that batch instead of submitting it again).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -54,6 +56,7 @@ from lmms_eval.caching.response_cache import CacheEntry, ResponseCache
 from lmms_eval.inference import ModelCall, default_model_call
 
 logger = logging.getLogger(__name__)
+_COUNTERS_LOCK = threading.Lock()
 
 
 @dataclass
@@ -156,6 +159,7 @@ class ResponseCacheSession:
             keep_state_in(KeptState(self.cache, self.model_id, self.model_fp))
         seen: dict[int, tuple[Instance, int]] = {}
         flush = max(1, int(self.flush_size or getattr(lm, "batch_size", 1) or 1))
+        streams = self.flush_size is None and bool(getattr(lm, "streams_answers", False))
 
         def call(request_type: str, requests: list[Instance]) -> list[Any]:
             outputs: list[Any] = [None] * len(requests)
@@ -180,58 +184,76 @@ class ResponseCacheSession:
                 else:
                     outputs[item.position] = answer
                     self.counters.hits += 1
-            for begin in range(0, len(misses), flush):
-                batch = misses[begin : begin + flush]
-                answers = self._send(send, lm, request_type, batch)
+            step = max(1, len(misses)) if streams else flush
+            for begin in range(0, len(misses), step):
+                batch = misses[begin : begin + step]
+                answers = self._send(send, lm, request_type, batch, streams)
                 if len(answers) != len(batch):
                     raise RuntimeError(
                         f"model {type(lm).__name__}.{request_type} returned {len(answers)} results "
                         f"for {len(batch)} requests"
                     )
-                self._store(request_type, batch, answers)
                 for item, answer in zip(batch, answers):
                     outputs[item.position] = answer
             return outputs
 
         return call
 
-    def _send(self, send: ModelCall, lm: lmms, request_type: str, batch: list[_Pending]) -> list[Any]:
-        """``send`` one batch; if it raises, store what the backend reported before, then re-raise."""
-        gate = getattr(lm, "gate", None)
-        before = [gate.answer_of(item.request) for item in batch] if gate is not None else []
-        try:
-            return send(request_type, [item.request for item in batch])
-        except BaseException:
-            if gate is not None:
-                self._keep_reported(gate, request_type, batch, before)
-            raise
+    def _send(
+        self, send: ModelCall, lm: lmms, request_type: str, batch: list[_Pending], streams: bool
+    ) -> list[Any]:
+        """``send`` one batch and store its good answers.
 
-    def _keep_reported(self, gate: Any, request_type: str, batch: list[_Pending], before: list[Any]) -> None:
-        """Store the answers reported through ``gate`` during a batch whose model call raised.
-
-        A request sent twice in the batch (repeats) is skipped: the gate keeps one answer per
-        request, so which repeat it answers is unknown.
+        The answers the backend reports through the run's gate are heard as they come: a streaming
+        backend's are stored at once; another backend's are kept and stored only if ``send``
+        raises (what it returns is authoritative, and may differ from what it reported). The
+        others are stored when ``send`` returns. A request sent twice in the batch (repeats) is
+        stored only then: the gate does not say which repeat an answer is.
         """
         times = Counter(id(item.request) for item in batch)
-        done: list[_Pending] = []
-        answers: list[Any] = []
-        for item, earlier in zip(batch, before):
-            answer = gate.answer_of(item.request)
-            if answer is not None and answer is not earlier and times[id(item.request)] == 1:
-                done.append(item)
-                answers.append(answer)
-        if not done:
-            return
-        stored = self.counters.stored
+        by_request = {id(item.request): item for item in batch if item.entry is not None}
+        heard_answers: dict[int, Any] = {}
+        lock = threading.Lock()
+
+        def heard(request: Any, answer: Any) -> None:
+            item = by_request.get(id(request))
+            if item is None or item.request is not request or times[id(request)] != 1:
+                return
+            with lock:
+                if id(request) in heard_answers:
+                    return
+                heard_answers[id(request)] = answer
+            if streams:
+                self._store_safely(request_type, [item], [answer])
+
+        gate = getattr(lm, "gate", None)
+        listening = gate.listen(heard) if gate is not None else contextlib.nullcontext()
         try:
-            self._store(request_type, done, answers)
-        except Exception as exc:  # never hide the interrupt or error that got us here
-            logger.error("response cache: could not keep the answers of an interrupted batch: %s", exc)
-            return
-        logger.info(
-            "response cache: kept %d answer(s) finished before the model call stopped",
-            self.counters.stored - stored,
-        )
+            with listening:
+                answers = send(request_type, [item.request for item in batch])
+        except BaseException:
+            if not streams:
+                done = [by_request[key] for key in heard_answers]
+                self._store_safely(request_type, done, [heard_answers[id(i.request)] for i in done])
+            if heard_answers:
+                logger.info("response cache: kept the answers finished before the model call stopped")
+            raise
+        if len(answers) == len(batch):
+            rest = [
+                (item, answer)
+                for item, answer in zip(batch, answers)
+                if not streams or heard_answers.get(id(item.request)) is not answer
+            ]
+            self._store(request_type, [item for item, _ in rest], [answer for _, answer in rest])
+        return answers
+
+    def _store_safely(self, request_type: str, batch: list[_Pending], answers: list[Any]) -> None:
+        """:meth:`_store` that logs instead of raising (it runs in a backend thread or while an
+        interrupt or error goes on, which it must not hide)."""
+        try:
+            self._store(request_type, batch, answers)
+        except Exception as exc:
+            logger.error("response cache: could not store %d answer(s): %s", len(batch), exc)
 
     def _entry(
         self, lm: lmms, request: Instance, repeat: int, task_fingerprints: Mapping[str, str]
@@ -268,10 +290,13 @@ class ResponseCacheSession:
                 continue
             record = encode_response(request_type, answer)
             if record is None:
-                self.counters.rejected += 1
+                with _COUNTERS_LOCK:
+                    self.counters.rejected += 1
                 continue
             entries.append(replace(item.entry, response=record))
-        self.counters.stored += self.cache.put_many(entries)
+        stored = self.cache.put_many(entries)
+        with _COUNTERS_LOCK:  # answers may be stored from the backend's threads
+            self.counters.stored += stored
 
     def counts(self) -> dict[str, int]:
         """This process's counters (``hits``, ``misses``, ..., ``model_calls``)."""

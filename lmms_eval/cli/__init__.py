@@ -11,7 +11,18 @@ from typing import NoReturn
 
 from lmms_eval.errors import LmmsEvalError, did_you_mean
 
-SUBCOMMANDS = ("eval", "tasks", "models", "compare", "power", "cache", "serve", "ui", "version")
+SUBCOMMANDS = (
+    "eval",
+    "tasks",
+    "models",
+    "compare",
+    "leaderboard",
+    "power",
+    "cache",
+    "serve",
+    "ui",
+    "version",
+)
 
 BANNER = """lmms-eval: evaluate large multimodal models
 
@@ -22,6 +33,7 @@ commands:
   tasks     list, inspect and validate tasks
   models    list models and their aliases
   compare   paired comparison of two runs (lmms-eval compare A B)
+  leaderboard  runs by tasks, marked against a baseline (lmms-eval leaderboard LOGS_DIR)
   power     how many questions a comparison of two models needs
   cache     response cache of --use_cache: stats, prune, clear
   serve     run the HTTP eval server (jobs from training loops)
@@ -85,6 +97,7 @@ def build_parser() -> _Parser:
     from lmms_eval.cli import cache as cache_cmd
     from lmms_eval.cli import compare as compare_cmd
     from lmms_eval.cli import eval as eval_cmd
+    from lmms_eval.cli import leaderboard as leaderboard_cmd
     from lmms_eval.cli import models as models_cmd
     from lmms_eval.cli import power as power_cmd
     from lmms_eval.cli import serve as serve_cmd
@@ -102,6 +115,7 @@ def build_parser() -> _Parser:
     tasks_cmd.add_parser(subparsers)
     models_cmd.add_parser(subparsers)
     compare_cmd.add_parser(subparsers)
+    leaderboard_cmd.add_parser(subparsers)
     power_cmd.add_parser(subparsers)
     cache_cmd.add_parser(subparsers)
     serve_cmd.add_parser(subparsers)

@@ -236,7 +236,8 @@ def observed_report(
     rows: list[list[str]] = []
     for task, key, a, b, clusters in _paired_columns(runs, compare_runs):
         design = observed_design(a, b, clusters)
-        rows.append(_observed_row(task, key, design, effect, alpha, power, correlation))
+        in_points = all(0.0 <= v <= 1.0 for v in [*a, *(b or [])])
+        rows.append(_observed_row(task, key, design, (effect, alpha, power, correlation), in_points))
     names = " vs ".join(paths)
     return "\n".join(
         [
@@ -256,14 +257,15 @@ def observed_report(
                     "deff",
                     "n needed",
                     "Power",
-                    "MDE",
+                    "MDE (points)",
                 ],
                 rows,
             ),
             "",
             "rho: correlation of the two runs' per-question scores (--correlation with one run); ICC: "
             "intra-cluster correlation of the differences; deff = 1 + (m − 1)·ICC multiplies the n needed "
-            "and divides the n available.",
+            "and divides the n available. MDE: in points (as `--tasks` prints it) for scores in [0, 1], "
+            "else in the metric's own units, marked 'units'.",
         ]
     )
 
@@ -310,10 +312,12 @@ def _clusters(task: Any, ids: Sequence[int]) -> list[Any] | None:
 
 
 def _observed_row(
-    task: str, key: str, design: ObservedDesign, effect: float, alpha: float, power: float, correlation: float
+    task: str, key: str, design: ObservedDesign, plan: tuple[float, float, float, float], in_points: bool
 ) -> list[str]:
+    """One row of :func:`observed_report`; ``plan`` is (effect, alpha, power, correlation)."""
     import math
 
+    effect, alpha, power, correlation = plan
     rho = correlation if math.isnan(design.correlation) else design.correlation
     cells = [task, key, str(design.n), f"{design.std_a:.4g}", f"{design.std_b:.4g}", f"{rho:.3f}"]
     cells += (
@@ -333,7 +337,8 @@ def _observed_row(
     except LmmsEvalError as exc:  # no variance (every score equal): nothing to plan with
         logger.info("%s %s: %s", task, key, exc)
         return [*cells, "N/A", "N/A", "N/A"]
-    return [*cells, str(math.ceil(n_min * design.design_effect)), f"{100 * current:.1f}%", f"{mde:.4g}"]
+    shown = _points(mde) if in_points else f"{mde:.4g} units"
+    return [*cells, str(math.ceil(n_min * design.design_effect)), f"{100 * current:.1f}%", shown]
 
 
 __all__ = ["add_parser", "observed_report", "run", "run_power_analysis"]

@@ -132,6 +132,9 @@ class JobInfo(BaseModel):
     training_run: str | None = Field(default=None, description="the training run the job belongs to")
     step: int | None = Field(default=None, description="the training step of its checkpoint")
     metadata: dict[str, Any] | None = None
+    executor_job_id: str | None = Field(
+        default=None, description="where the job runs: its SLURM job id (--executor slurm) or process id"
+    )
 
 
 class JobScore(BaseModel):

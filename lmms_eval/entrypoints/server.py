@@ -216,6 +216,7 @@ class Service:
             training_run=row.training_run,
             step=row.step,
             metadata=row.metadata,
+            executor_job_id=row.executor_job_id,
         )
 
     def progress(self, row: JobRow) -> Progress | None:
@@ -235,10 +236,9 @@ class Service:
 
     def submit(self, body: EvaluateRequest) -> JobInfo:
         job_id = uuid.uuid4().hex[:16]
-        if self.args.devices and body.num_gpus > len(self.args.devices):
-            raise HTTPException(
-                422, f"num_gpus: {body.num_gpus} asked, the server has {len(self.args.devices)}"
-            )
+        refusal = self.scheduler.refusal(body.num_gpus)
+        if refusal:
+            raise HTTPException(422, refusal)
         keywords = confine_request(self.args, job_id, body.settings_keywords())
         try:
             EvalSettings.from_keywords("request", **keywords)

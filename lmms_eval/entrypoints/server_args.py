@@ -3,15 +3,87 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from lmms_eval.errors import ConfigError
 from lmms_eval.http_guard import check_token, parse_hosts
 from lmms_eval.utils import is_loopback_host
 
 TOKEN_ENV = "LMMS_EVAL_SERVER_TOKEN"
+
+# SLURM's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S (or UNLIMITED)
+_SLURM_TIME = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}|UNLIMITED|INFINITE")
+_SLURM_NAME = re.compile(r"[A-Za-z0-9_.,:+@%-]{1,200}")
+# sbatch options the server sets itself (its log, name, requeue, resources): never in --slurm_extra
+SERVER_SBATCH_OPTIONS = frozenset(
+    [
+        "--output",
+        "-o",
+        "--error",
+        "-e",
+        "--input",
+        "-i",
+        "--job-name",
+        "-J",
+        "--open-mode",
+        "--parsable",
+        "--wrap",
+        "--requeue",
+        "--no-requeue",
+        "--chdir",
+        "-D",
+        "--export",
+        "--export-file",
+        "--partition",
+        "-p",
+        "--account",
+        "-A",
+        "--qos",
+        "-q",
+        "--time",
+        "-t",
+        "--gres",
+        "--gpus",
+        "-G",
+        "--gpus-per-node",
+        "--gpus-per-task",
+        "--ntasks",
+        "-n",
+        "--ntasks-per-node",
+        "--nodes",
+        "-N",
+        "--array",
+        "-a",
+        "--wait",
+        "-W",
+        "--test-only",
+        "--kill-on-invalid-dep",
+    ]
+)
+
+
+def sbatch_extra(value: str | None) -> list[str]:
+    """``--slurm_extra`` as sbatch arguments (shell words); ValueError for one the server sets."""
+    if not value:
+        return []
+    if any(c in value for c in "\n\r\x00"):
+        raise ValueError("must be one line (no newline)")
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"cannot be split into shell words ({exc})") from None
+    if words and not words[0].startswith("-"):
+        raise ValueError(f"{words[0]!r} is not an sbatch option (options start with -)")
+    for word in words:
+        name = word.split("=", 1)[0] if word.startswith("--") else word[:2]
+        if word.startswith("-") and name in SERVER_SBATCH_OPTIONS:
+            raise ValueError(f"{name} is set by the server (use its own flag, or leave it to the server)")
+    return words
 
 
 def _home() -> Path:
@@ -66,6 +138,69 @@ class ServerArgs(BaseModel):
     max_queued: int = Field(default=1000, ge=1, description="queued jobs at most; more submissions get 429")
     max_body_bytes: int = Field(default=1_000_000, ge=1024, description="largest request body")
 
+    executor: Literal["local", "slurm"] = Field(
+        default="local", description="where jobs run: local (processes here) or slurm (sbatch)"
+    )
+    shared_dir: str | None = Field(
+        default=None,
+        description="folder of job files, logs and progress that the SLURM nodes see (default state_dir)",
+    )
+    slurm_partition: str | None = Field(default=None, description="SLURM partition of the jobs (sbatch -p)")
+    slurm_account: str | None = Field(default=None, description="SLURM account charged (sbatch -A)")
+    slurm_qos: str | None = Field(default=None, description="SLURM quality of service (sbatch -q)")
+    slurm_time: str | None = Field(
+        default=None, description="SLURM time limit of each job, e.g. 90, 4:00:00 or 1-12:00 (sbatch -t)"
+    )
+    slurm_gpus_per_node: int = Field(
+        default=8,
+        ge=0,
+        le=1024,
+        description="GPUs of each SLURM node; a job's num_gpus is asked as --gres=gpu:N on "
+        "ceil(num_gpus/this) nodes (0: CPU-only nodes, num_gpus ignored)",
+    )
+    slurm_extra: str | None = Field(
+        default=None,
+        description="more sbatch options, e.g. '--mem=64G --constraint=a100' (not those the server sets)",
+    )
+
+    @field_validator("executor")
+    @classmethod
+    def _executor_resources(cls, value: str, info: ValidationInfo) -> str:
+        if value == "slurm" and info.data.get("devices"):
+            raise ValueError("--devices is for --executor local (SLURM places the jobs)")
+        return value
+
+    @field_validator(
+        "slurm_partition", "slurm_account", "slurm_qos", "slurm_time", "slurm_extra", mode="before"
+    )
+    @classmethod
+    def _needs_slurm(cls, value: object, info: ValidationInfo) -> object:
+        if value is not None and info.data.get("executor") != "slurm":
+            raise ValueError("is for --executor slurm")
+        return value
+
+    @field_validator("slurm_partition", "slurm_account", "slurm_qos")
+    @classmethod
+    def _slurm_name(cls, value: str | None) -> str | None:
+        if value is not None and not _SLURM_NAME.fullmatch(value):
+            raise ValueError("letters, digits and _ . , : + @ % - only (at most 200)")
+        return value
+
+    @field_validator("slurm_time")
+    @classmethod
+    def _slurm_time(cls, value: str | None) -> str | None:
+        if value is not None and not _SLURM_TIME.fullmatch(value):
+            raise ValueError(
+                "not a SLURM time: minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S (e.g. 90, 4:00:00, 1-12:00)"
+            )
+        return value
+
+    @field_validator("slurm_extra")
+    @classmethod
+    def _slurm_extra(cls, value: str | None) -> str | None:
+        sbatch_extra(value)
+        return value
+
     @field_validator("allowed_hosts", mode="before")
     @classmethod
     def _host_list(cls, value: object) -> list[str]:
@@ -97,6 +232,10 @@ class ServerArgs(BaseModel):
 
     def cache_path(self) -> Path:
         return _folder(self.cache_dir) or self.state_path() / "cache"
+
+    def shared_path(self) -> Path:
+        """Job files, logs and progress: seen by the server and by the nodes that run the jobs."""
+        return _folder(self.shared_dir) or self.state_path()
 
     def checkpoint_path(self) -> Path:
         return _folder(self.checkpoint_root) or self.output_path()

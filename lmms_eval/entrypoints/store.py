@@ -217,6 +217,7 @@ class JobRow:
     training_run: str | None = None
     step: int | None = None
     metadata: dict[str, Any] | None = None
+    executor_job_id: str | None = None  # the job's id in its executor (a SLURM job id, a pid)
 
     def training(self) -> dict[str, Any] | None:
         """``training_run``, ``step`` and ``metadata`` where the job was given any (else None)."""
@@ -246,6 +247,7 @@ def _row(r: sqlite3.Row) -> JobRow:
         training_run=r["training_run"],
         step=r["step"],
         metadata=json.loads(r["metadata"]) if r["metadata"] else None,
+        executor_job_id=r["executor_job_id"],
     )
 
 
@@ -261,6 +263,12 @@ def _add_training_columns(db: sqlite3.Connection) -> None:
         if name not in have:
             db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
     db.execute("CREATE INDEX IF NOT EXISTS jobs_training ON jobs (training_run, step)")
+
+
+def _add_executor_column(db: sqlite3.Connection) -> None:
+    """``executor_job_id`` (where the executor runs the job), added to stores made before it."""
+    if "executor_job_id" not in {row[1] for row in db.execute("PRAGMA table_info(jobs)").fetchall()}:
+        db.execute("ALTER TABLE jobs ADD COLUMN executor_job_id TEXT")
 
 
 class JobStore:
@@ -296,6 +304,7 @@ class JobStore:
             self._db.execute("PRAGMA secure_delete=ON")  # a replaced request leaves no copy of its secrets
             self._db.executescript(_SCHEMA)
             _add_training_columns(self._db)
+            _add_executor_column(self._db)
         except sqlite3.Error as exc:
             self._db.close()
             if _out_of_space(exc, path.parent):
@@ -452,6 +461,13 @@ class JobStore:
         with self._use(write=True) as db:
             db.execute("UPDATE jobs SET pid=? WHERE job_id=?", (pid, job_id))
 
+    def set_executor_job_id(self, job_id: str, executor_job_id: str, pid: int | None = None) -> None:
+        """Record where a started job runs (its SLURM job id, or its process id and ``pid``)."""
+        with self._use(write=True) as db:
+            db.execute(
+                "UPDATE jobs SET executor_job_id=?, pid=? WHERE job_id=?", (executor_job_id, pid, job_id)
+            )
+
     def finish(self, job_id: str, status: str, error: str | None = None) -> None:
         """Record how a job ended; its request is kept with secrets redacted (no longer needed)."""
         with self._use(write=True) as db:
@@ -494,14 +510,18 @@ class JobStore:
         """Put jobs a previous server left ``running`` back in the queue; returns them as they were."""
         with self._use(write=True) as db:
             rows = [_row(r) for r in db.execute("SELECT * FROM jobs WHERE status='running'").fetchall()]
-            db.execute("UPDATE jobs SET status='queued', started_at=NULL, pid=NULL WHERE status='running'")
+            db.execute(
+                "UPDATE jobs SET status='queued', started_at=NULL, pid=NULL, executor_job_id=NULL "
+                "WHERE status='running'"
+            )
         return rows
 
     def requeue(self, job_id: str) -> None:
         """Put one running job back in the queue (its worker is gone, or never started)."""
         with self._use(write=True) as db:
             db.execute(
-                "UPDATE jobs SET status='queued', started_at=NULL, pid=NULL WHERE job_id=? AND status='running'",
+                "UPDATE jobs SET status='queued', started_at=NULL, pid=NULL, executor_job_id=NULL "
+                "WHERE job_id=? AND status='running'",
                 (job_id,),
             )
 

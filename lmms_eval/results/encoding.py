@@ -41,7 +41,28 @@ def _finite(obj: Any) -> Any:
 
 def dumps(obj: Any, indent: int | None = None) -> str:
     """``obj`` as JSON text, the way every results and samples file is written."""
+    if indent is None:
+        return _LINE.encode(obj)
     return json.dumps(_finite(obj), indent=indent, ensure_ascii=False, default=_json_default)
+
+
+class LineEncoder:
+    """:func:`dumps` without indent, with one reusable encoder: the streaming encoder of the samples
+    files (one call per record). Values are walked for NaN and infinity only when the record holds
+    one (the fast encoder refuses it), so a record is encoded in a single pass."""
+
+    def __init__(self) -> None:
+        self._strict = json.JSONEncoder(ensure_ascii=False, default=_json_default, allow_nan=False)
+        self._lenient = json.JSONEncoder(ensure_ascii=False, default=_json_default)
+
+    def encode(self, obj: Any) -> str:
+        try:
+            return self._strict.encode(obj)
+        except ValueError:  # NaN or infinity somewhere (or a default() result holding one)
+            return self._lenient.encode(_finite(obj))
+
+
+_LINE = LineEncoder()
 
 
 def validation_problem(exc: Any) -> str:

@@ -1,8 +1,12 @@
 """Scoring rules of the bundled benchmarks, in one tested place.
 
 Task folders only wire these into ``process_results`` and aggregations; a user's own task can
-import them too. Every function is deterministic (no random fallbacks, no module state), so a
-task scores the same however often, and beside whatever other tasks, it runs in one process.
+import them too. Every function is deterministic, with one exception kept for the published
+result keys: the published random-letter fallback (:mod:`~lmms_eval.scoring.published`), a
+``random.Random`` seeded from ``--seed`` at the start of each run, so the same seed draws the same
+letters as the published package. The ``*_strict`` keys never draw.
+
+* :mod:`~lmms_eval.scoring.published`: the seeded stream of the published random fallbacks.
 
 * :mod:`~lmms_eval.scoring.choice`: option letters from free text (ranked rules, never a guess),
   leading-letter and first-character rules, macro means (AI2D, ScienceQA, SEED-Bench, MMStar,

@@ -11,6 +11,9 @@
   (:func:`chinese_numerals`), punctuation dropped, Latin letters lower case, one token per
   character, so :func:`corpus_wer` of the normalised texts is the character error rate. Traditional
   characters are not converted to simplified ones.
+- **Cantonese** (``language == "yue"``, :func:`cantonese_characters`) is scored per character as
+  the published FLEURS task does: traditional characters converted to simplified ones (``zhconv``,
+  ``zh-cn``), spaces and punctuation dropped, numerals kept as written.
 - **WER** (:func:`corpus_wer`): ``(substitutions + deletions + insertions) / reference words``
   summed over the whole corpus (not a mean of per-utterance rates), computed by ``jiwer``.
 
@@ -62,6 +65,8 @@ def normalise_transcript(text: str, language: str) -> str:
     ``language == "en"``, the characters of :func:`chinese_characters` (space-separated) for
     ``"zh"`` and the Whisper basic normaliser otherwise."""
     text = strip_special_tokens(text)
+    if language == "yue":
+        return " ".join(cantonese_characters(text))
     if language in CHARACTER_LANGUAGES:
         return " ".join(chinese_characters(text))
     return " ".join(_normaliser(language)(text).split())
@@ -69,7 +74,7 @@ def normalise_transcript(text: str, language: str) -> str:
 
 # -- Chinese ---------------------------------------------------------------------------------------
 
-CHARACTER_LANGUAGES = frozenset({"zh"})
+CHARACTER_LANGUAGES = frozenset({"zh", "yue"})
 """Languages scored per character (their transcripts have no spaces between words)."""
 
 _ZH_DIGITS = "零一二三四五六七八九"
@@ -144,6 +149,18 @@ def chinese_characters(text: str) -> list[str]:
     return [c.lower() for c in spoken if not _dropped(c)]
 
 
+def cantonese_characters(text: str) -> list[str]:
+    """The characters Cantonese ``text`` is scored by: converted to simplified characters
+    (``zhconv``, ``zh-cn``: 這 -> 这, 係 -> 系), whitespace, ASCII punctuation and Unicode
+    punctuation dropped, letters lower case. Numerals stay as written (``3`` is not 三)."""
+    try:
+        import zhconv
+    except ImportError:
+        raise MissingDependencyError("zhconv", "audio", "scoring Cantonese speech recognition") from None
+    simplified = str(zhconv.convert("".join(text.split()), "zh-cn"))
+    return [c.lower() for c in simplified if not _dropped(c)]
+
+
 def corpus_error_rate(
     references: Sequence[str], hypotheses: Sequence[str], languages: Sequence[str]
 ) -> float:
@@ -176,6 +193,7 @@ def _jiwer() -> Any:
 
 __all__ = [
     "CHARACTER_LANGUAGES",
+    "cantonese_characters",
     "asr_language",
     "chinese_characters",
     "chinese_numerals",

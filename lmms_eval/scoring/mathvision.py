@@ -4,7 +4,9 @@ The published ``mathvision_testmini`` / ``mathvision_test`` scoring function fai
 ``NameError`` before it scores anything, so there is no published number to reproduce; this rule
 follows what the prompt asks for ("put your answer in one \\boxed{}"):
 
-* the answer span is the content of the last ``\\boxed{...}``, else the whole response;
+* the answer span is MathVista's (:func:`lmms_eval.scoring.mathvista.answer_span`): the content of
+  the last ``\\boxed{...}``, else the text after the last answer marker (``The answer is``), else
+  the whole response;
 * **multiple choice** (the document has options; the gold is a letter): the letter the shared
   reader :func:`lmms_eval.scoring.choice.extract_mcq_answer` finds in the span, or the letter of the
   option whose text the span is (ignoring case and surrounding ``$`` and spaces);

@@ -218,14 +218,29 @@ def match_open(gold: str | Sequence[str], response: str) -> bool:
     return False
 
 
-def score(question_type: str, gold: str, response: str, options: Sequence[str]) -> tuple[bool, object]:
+def published_choice(response: str, options: Sequence[str]) -> str:
+    """The published rule: :func:`parse_choice`, else a random option letter drawn from the
+    published-fallback stream (:mod:`lmms_eval.scoring.published`: same ``--seed``, same letters)."""
+    from lmms_eval.scoring.published import fallback_choice
+
+    letter = parse_choice(response, options)
+    return letter if letter is not None else fallback_choice(option_letters(len(options)))
+
+
+def score(
+    question_type: str, gold: str, response: str, options: Sequence[str], published: bool = False
+) -> tuple[bool, object]:
     """``(correct, parsed prediction)`` of one MMMU answer; ``question_type`` is
-    ``"multiple-choice"`` or ``"open"``."""
+    ``"multiple-choice"`` or ``"open"``. ``published=True`` applies the published rules: a random
+    letter when no option is found (:func:`published_choice`), and an open gold that is a list
+    literal read as one string; otherwise no letter is wrong and a list literal lists alternatives."""
     if question_type == "multiple-choice":
-        letter = parse_choice(response, options)
+        letter = published_choice(response, options) if published else parse_choice(response, options)
         return letter is not None and letter == str(gold).strip(), letter
     if question_type == "open":
-        return match_open(parse_gold(gold), response), open_candidates(response)
+        # published: a list-literal gold ("['3', '3.0']") is one string, so it never matches
+        golds = str(gold).strip() if published else parse_gold(gold)
+        return match_open(golds, response), open_candidates(response)
     raise ValueError(f"unknown MMMU question_type {question_type!r} (expected 'multiple-choice' or 'open')")
 
 
@@ -242,6 +257,7 @@ __all__ = [
     "parse_choice",
     "parse_gold",
     "parse_options",
+    "published_choice",
     "score",
     "subject_of",
 ]

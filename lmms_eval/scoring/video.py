@@ -87,6 +87,22 @@ def choice_letter(answer: Any, n_options: int) -> str | None:
     return extract_mcq_answer(answer, UPPERCASE[: max(1, min(n_options, len(UPPERCASE)))])
 
 
+_FIRST_LETTER: dict[str, re.Pattern[str]] = {}  # letters -> compiled pattern
+
+
+def first_standalone_letter(answer: Any, letters: str = "ABCDE") -> str | None:
+    """MVBench's published rule: the first of ``letters`` standing alone as a word, in either case
+    (``"b"``, ``"Answer: B"``, ``"the answer is b"``, ``"Best option:(B)"`` give B; ``"A cat sits"``
+    gives A; ``"B or C"`` gives B; ``"xB"``, ``"B5"`` give None)."""
+    if not isinstance(answer, str):
+        return None
+    pattern = _FIRST_LETTER.get(letters)
+    if pattern is None:
+        pattern = _FIRST_LETTER[letters] = re.compile(rf"\b([{letters}])\b", re.IGNORECASE)
+    found = pattern.search(answer)
+    return found.group(1).upper() if found else None
+
+
 def mmmu_style_choice(response: Any, options: Sequence[Any]) -> str | None:
     """The option letter by the MMMU parser (:func:`lmms_eval.scoring.mmmu.parse_choice`: a
     bracketed or standalone letter, the latest one winning, then option texts in long answers),

@@ -7,6 +7,8 @@ Routes (all GET unless said):
   ``/api/sample?run=&task=&line=`` (one sample, whole); ``/api/media?run=&task=&line=&n=``;
   ``/api/file?path=`` (a file of the logs folder);
 * ``/api/compare?a=&b=``;
+* ``/api/leaderboard?baseline=&correction=``, ``/api/leaderboard/export?format=md|csv&runs=&tasks=``;
+  ``/api/training-runs``, ``/api/training?name=`` (with the eval server's jobs of that run);
 * ``/api/options``, ``POST /api/preview`` (the launch form);
 * ``/api/server/...``: the eval server's ``models``, ``tasks``, ``queue``, ``POST evaluate``,
   ``jobs/{id}`` (GET, DELETE) and ``jobs/{id}/logs?follow=``, forwarded with its token.
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
@@ -34,7 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from lmms_eval.errors import LmmsEvalError
 from lmms_eval.http_guard import Answer, Auth, HttpGuard, allowed_names
 from lmms_eval.results.encoding import dumps
-from lmms_eval.ui import launch
+from lmms_eval.ui import board, launch
 from lmms_eval.ui.comparison import compare_view
 from lmms_eval.ui.media import media_content, sample_row, served_type
 from lmms_eval.ui.proxy import FORWARDED, EmbeddedServer, ServerLink, check_job_id
@@ -296,6 +298,59 @@ def _launch_routes(router: APIRouter, ui: Ui) -> None:
         return StreamingResponse(stream, media_type="text/plain; charset=utf-8")
 
 
+def _split(value: str | None) -> list[str]:
+    return [v for v in (value or "").split(",") if v]
+
+
+async def _training_jobs(ui: Ui, name: str) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """The eval server's jobs of training run ``name`` (None and why, when it cannot say)."""
+    if ui.link is None:
+        return None, "the eval server is not running yet"
+    try:
+        status, data = await ui.link.call("GET", "jobs?" + urlencode({"training_run": name}))
+    except Refused as exc:
+        return None, exc.message
+    if status != 200 or not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        detail = data.get("detail") if isinstance(data, dict) else None
+        return None, f"the eval server answered HTTP {status}" + (f": {detail}" if detail else "")
+    return data["jobs"], None
+
+
+def _board_routes(router: APIRouter, ui: Ui) -> None:
+    """The leaderboard (``/api/leaderboard``, its ``/export?format=md|csv``) and training runs
+    (``/api/training-runs``, ``/api/training?name=``)."""
+
+    @router.get("/api/leaderboard")
+    def leaderboard(request: Request) -> Response:
+        q = request.query_params
+        return reply(
+            board.leaderboard(ui.runs.refresh(), q.get("baseline"), q.get("correction", "holm")).to_dict()
+        )
+
+    @router.get("/api/leaderboard/export")
+    def leaderboard_export(request: Request) -> Response:
+        q = request.query_params
+        fmt = q.get("format", "md")
+        table = board.leaderboard(ui.runs.refresh(), q.get("baseline"), q.get("correction", "holm"))
+        text = board.export(table, fmt, _split(q.get("runs")), _split(q.get("tasks")))
+        kind = "text/markdown" if fmt == "md" else "text/csv"
+        disposition = f'attachment; filename="leaderboard.{fmt}"'
+        return Response(
+            text, media_type=f"{kind}; charset=utf-8", headers={"Content-Disposition": disposition}
+        )
+
+    @router.get("/api/training-runs")
+    def training_runs() -> Response:
+        return reply({"runs": board.training_runs(ui.runs.refresh())})
+
+    @router.get("/api/training")
+    async def training(request: Request) -> Response:
+        name = _param(request, "name")
+        jobs, note = await _training_jobs(ui, name)
+        runs = await asyncio.to_thread(ui.runs.refresh)
+        return reply(board.training_view(runs, name, jobs) | {"server_note": note})
+
+
 def _guard(token: str) -> Auth:
     """Beyond loopback: every request carries the UI's token (bearer header or cookie); ``/?token=``
     with the right token answers a redirect that sets the cookie (HttpOnly, SameSite=Strict)."""
@@ -365,6 +420,7 @@ def create_ui_app(options: UiOptions) -> FastAPI:
     _run_routes(router, ui)
     _sample_routes(router, ui)
     _launch_routes(router, ui)
+    _board_routes(router, ui)
     app.include_router(router)
 
     @app.get("/")

@@ -174,7 +174,9 @@ def test_prompts_and_images(mmmu_pro_data: None, run_benchmark: Any) -> None:
     # the mentioned images, in the order of their numbers (the option's <image 3> too)
     assert [v.getpixel((0, 0)) for v in visuals] == [RED, GREEN, BLUE]
     text, visuals = simple.seen["mmmu_pro_vision_cot"][0]
-    assert text.startswith("Write out the multiple-choice question in the image") and "'Answer: $LETTER'" in text
+    assert (
+        text.startswith("Write out the multiple-choice question in the image") and "'Answer: $LETTER'" in text
+    )
     assert [v.getpixel((0, 0)) for v in visuals] == [GREEN]
     chat = ScriptedModel(_answer, chat=True)
     run_benchmark("mmmu_pro_vision", _answer, model=chat, limit=1)

@@ -42,7 +42,8 @@ CASES = [
     ("action_sequence", "c1.mp4", "sat down", "b", False),
     ("action_sequence", "c2.mp4", "ran away", "The answer is C.", True),
     ("moving_count", "m1.mp4", "sat down", "A", True),
-    ("moving_count", "m1.mp4", "stood up", "", False),  # an empty answer is wrong, not left out
+    # an empty answer: left out of the published denominator, wrong in the strict one
+    ("moving_count", "m1.mp4", "stood up", "", False),
 ]
 
 
@@ -88,7 +89,9 @@ def test_accuracy_per_subtask_and_group_mean(mvbench_data: Path, run_benchmark: 
     results = run_benchmark(["mvbench_action_sequence", "mvbench_moving_count"], _answer, bootstrap_iters=10)
     scores = results["results"]
     assert scores["mvbench_action_sequence"]["mvbench_accuracy,none"] == pytest.approx(200 / 3)
-    assert scores["mvbench_moving_count"]["mvbench_accuracy,none"] == pytest.approx(50.0)
+    assert scores["mvbench_action_sequence"]["mvbench_accuracy_strict,none"] == pytest.approx(200 / 3)
+    assert scores["mvbench_moving_count"]["mvbench_accuracy,none"] == pytest.approx(100.0)  # 1 of 1 answered
+    assert scores["mvbench_moving_count"]["mvbench_accuracy_strict,none"] == pytest.approx(50.0)  # 1 of 2
     sequence = scores["mvbench_action_sequence"]
     assert sequence["mvbench_accuracy_n_clusters,none"] == 2  # c1.mp4 and c2.mp4
     assert isinstance(sequence["mvbench_accuracy_stderr_clustered,none"], float)
@@ -103,8 +106,45 @@ def test_group_averages_over_all_questions() -> None:
     assert path is not None
     group = load_yaml_config(path)
     assert group["task"] == [f"mvbench_{s}" for s in SUBTASKS]
-    [aggregate] = group["aggregate_metric_list"]
-    assert aggregate == {"metric": "mvbench_accuracy", "aggregation": "mean", "weight_by_size": True}
+    assert group["aggregate_metric_list"] == [
+        {"metric": metric, "aggregation": "mean", "weight_by_size": True}
+        for metric in ("mvbench_accuracy", "mvbench_accuracy_strict")
+    ]
+
+
+# (output, gold letter, published score, strict score): hand-worked on four options
+RULE_CASES = [
+    ("B", "B", 100.0, 100.0),
+    ("b", "B", 100.0, 100.0),
+    ("A B", "A", 100.0, 0.0),  # published: the first letter; strict: no commitment
+    ("B or C", "B", 100.0, 0.0),
+    ("A cat sits on the mat.", "A", 100.0, 0.0),  # published reads the article as option A
+    ("B is wrong, so C", "C", 0.0, 100.0),  # published: first letter B; strict: the final C
+    ("the answer is b", "B", 100.0, 0.0),  # strict: a lowercase letter counts only alone
+    ("xB B5", "B", 0.0, 0.0),  # no standalone letter
+]
+
+
+@pytest.mark.parametrize(("output", "gold", "published", "strict"), RULE_CASES)
+def test_published_and_strict_rules(output: str, gold: str, published: float, strict: float) -> None:
+    from lmms_eval.tasks.mvbench.utils import process_results
+
+    candidates = ["w", "x", "y", "z"]
+    doc = {"candidates": candidates, "answer": candidates["ABCD".index(gold)]}
+    out = process_results(doc, [output])
+    assert (out["mvbench_accuracy"]["score"], out["mvbench_accuracy_strict"]["score"]) == (published, strict)
+
+
+def test_published_denominator_leaves_out_empty_answers() -> None:
+    from lmms_eval.tasks.mvbench.utils import published_accuracy, strict_accuracy
+
+    items = [
+        {"answered": True, "score": 100.0},
+        {"answered": False, "score": 0.0},
+        {"answered": True, "score": 0.0},
+    ]
+    assert published_accuracy(items) == 50.0
+    assert strict_accuracy(items) == pytest.approx(100 / 3)
 
 
 def test_prompt_and_clip_path(mvbench_data: Path, run_benchmark: Any) -> None:

@@ -139,3 +139,26 @@ def test_subjects_and_disciplines() -> None:
         mmmu.domain_of("Alchemy")
     with pytest.raises(ValueError, match="is not '<split>_<Subject>_<n>'"):
         mmmu.subject_of("validation")
+
+
+def test_published_fallback_draws_the_letters_of_a_seeded_global_random() -> None:
+    """Unparseable answers draw, in order, what ``random.seed(s); random.choice(letters)`` draws,
+    without touching the global ``random``; parseable ones draw nothing."""
+    import random
+
+    from lmms_eval.scoring import published
+
+    options = ["w", "x", "y", "z"]
+    for seed in (0, 1, 1234):
+        published.reseed(seed)
+        outside = random.getstate()
+        got = [mmmu.published_choice(text, options) for text in ("??", "B", "", "none of these", "(C)")]
+        assert random.getstate() == outside
+        reference = random.Random(seed)
+        expected = [reference.choice("ABCD"), "B", reference.choice("ABCD"), reference.choice("ABCD"), "C"]
+        assert got == expected
+
+
+def test_published_open_gold_list_literal_is_one_string() -> None:
+    assert mmmu.score("open", "['3', '3.0']", "x = 3", [])[0] is True
+    assert mmmu.score("open", "['3', '3.0']", "x = 3", [], published=True)[0] is False

@@ -10,8 +10,10 @@ loop (:mod:`lmms_eval.models.api.retry`). The rest is here, once:
   ``max_new_tokens``, ``batch_size`` and ``device`` (accepted, unused);
 * :meth:`generation_settings`: a task's generation kwargs read the same way for every provider
   (greedy unless the task samples, ``n`` must be 1, kwargs a provider does not send logged once);
-* answering: requests run on a thread pool, at most ``num_concurrent`` attempts in flight; the run's
-  gate is asked before each request and told each final answer; a request that fails for good is a
+* answering: requests run on a thread pool, at most ``num_concurrent`` attempts in flight; the
+  backend *streams* (``streams_answers``): the inference stage hands it all requests of a type at
+  once and each slot takes the next request as soon as it is free; the run's gate is asked before
+  each request and told each final answer as it arrives; a request that fails for good is a
   :class:`~lmms_eval.api.instance.RequestFailure` (recorded, never scored), one whose media cannot
   be read a ``RequestFailure(kind="input")``; Ctrl-C stops the gate and goes on;
 * batch mode (``batch=true`` on backends that implement :meth:`ApiChatModel.batch_provider`): the
@@ -123,7 +125,7 @@ class ApiChatModel(lmms):
         self.video_max_pixels = None if video_max_pixels is None else int(video_max_pixels)
         self.system_prompt = self._resolve_system_prompt(system_prompt)
         self.max_new_tokens = int(max_new_tokens)
-        # the evaluator sends requests in chunks of 32 x batch_size: keep every slot busy
+        # the response cache hands a non-streaming model batch_size misses per call (batch mode)
         self.batch_size_per_gpu = max(parse_batch_size(batch_size, type(self).__name__), self.num_concurrent)
         del device  # accepted for command-line compatibility; the model runs behind the API
         self.concurrency = AdaptiveConcurrency(self.num_concurrent, adaptive=bool(adaptive_concurrency))
@@ -134,6 +136,12 @@ class ApiChatModel(lmms):
         self._ignored_gen_kwargs: set[str] = set()
         self.batch: BatchSettings | None = None
         self._state_store: StateStore | None = None
+
+    @property
+    def streams_answers(self) -> bool:
+        """All requests of a type in one call (see :mod:`lmms_eval.inference`); in batch mode the
+        calls are provider batches of at most ``batch_size`` requests instead."""
+        return self.batch is None
 
     def enable_batch(self, batch: bool, poll_s: float, max_wait_s: float) -> None:
         """Turn batch mode on (``batch=true``): one provider batch per call of :meth:`generate_until`."""

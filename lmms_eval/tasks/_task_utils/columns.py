@@ -81,6 +81,9 @@ DATASET_COLUMNS: dict[str, Columns] = {
         },
         "answer_gt",
     ),
+    "lmms-eval/charades_sta": Columns(
+        {"video": "video", "caption": "str", "timestamp": "list[float]"}, "timestamp"
+    ),
     "lmms-lab-encoder/ChartQA": Columns(
         {"image": "image", "question": "str", "answer": "str", "type": "str"}, "answer"
     ),
@@ -103,6 +106,14 @@ DATASET_COLUMNS: dict[str, Columns] = {
         "gt_answer",
         extra={"category": "str", "subcategory": "str", "set_id": "str", "figure_id": "str"},
     ),
+    "lmms-lab-audio/fleurs": Columns(
+        {"audio": "audio", "transcription": "str", "language": "str", "path": "str"}, "transcription"
+    ),
+    "lmms-lab-audio/covost2_en-zh": Columns({"audio": "audio", "translation": "str"}, "translation"),
+    "lmms-lab-audio/covost2": Columns({"audio": "audio", "gt": "str"}, "gt"),
+    "lmms-lab-audio/gigaspeech": Columns({"audio": "audio", "gt": "str"}, "gt"),
+    "lmms-lab-audio/tedlium": Columns({"audio": "audio", "gt": "str"}, "gt"),
+    "lmms-lab-audio/vocalsound": Columns({"audio": "audio", "answer": "str"}, "answer"),
     "lmms-lab-audio/librispeech": Columns(
         {"audio": "audio", "gt": "str", "source": "str", "task": "str"}, "gt"
     ),
@@ -150,6 +161,35 @@ DATASET_COLUMNS: dict[str, Columns] = {
             "answer": "str",
         },
         "answer",
+    ),
+    # -- wave 3 (issue 30): MMMU-Pro, MathVision, ZeroBench, MMVP
+    "MMMU/MMMU_Pro:standard (10 options)": Columns(
+        {"question": "str", "options": "str (a Python list)", "answer": "str", "subject": "str"},
+        "answer",
+    ),
+    "MMMU/MMMU_Pro:vision": Columns(
+        {"image": "image", "options": "str (a Python list)", "answer": "str", "subject": "str"},
+        "answer",
+    ),
+    "MMMU/MMMU_Pro:composite": Columns({"image": "image", "answer": "str (a Python list)"}, "answer"),
+    "MMMU/MMMU_Pro:standard (4 options)": Columns(
+        {"question": "str", "options": "str (a Python list)", "answer": "str"}, "answer"
+    ),
+    "MathLLMs/MathVision": Columns(
+        {"question": "str", "options": "list[str]", "decoded_image": "image", "answer": "str"}, "answer"
+    ),
+    "jonathan-roberts1/zerobench": Columns(
+        {
+            "question_id": "str",
+            "question_text": "str",
+            "question_images_decoded": "list[image]",
+            "question_answer": "str",
+        },
+        "question_answer",
+    ),
+    "lmms-lab-eval/MMVP": Columns(
+        {"Index": "int", "Question": "str", "Options": "str", "Correct Answer": "str", "image": "image"},
+        "Correct Answer",
     ),
     "Lin-Chen/MMStar": Columns(
         {
@@ -215,6 +255,17 @@ DATASET_COLUMNS: dict[str, Columns] = {
     "lmms-lab-encoder/textvqa": Columns(
         {"question_id": "str", "image": "image", "question": "str", "answers": "list[str]"}, "answers"
     ),
+    "nyu-visionx/VSI-Bench": Columns(
+        {
+            "dataset": "str",
+            "scene_name": "video",
+            "question": "str",
+            "question_type": "str",
+            "options": "list[str]",
+            "ground_truth": "str",
+        },
+        "ground_truth",
+    ),
     "lmms-eval/Video-MME": Columns(
         {
             "videoID": "video",
@@ -225,6 +276,54 @@ DATASET_COLUMNS: dict[str, Columns] = {
             "answer": "str",
         },
         "answer",
+    ),
+    # grounding, GUI and counting (issue 30)
+    "rootsautomation/ScreenSpot": Columns(
+        {
+            "file_name": "str",
+            "image": "image",
+            "bbox": "list[float] (x1, y1, x2, y2 as fractions)",
+            "instruction": "str",
+            "data_type": "str (text | icon)",
+            "data_source": "str (ios, android, windows, macos, or a web site)",
+        },
+        "bbox",
+    ),
+    "HongxinLi/ScreenSpot_v2": Columns(
+        {
+            "image": "image",
+            "bbox": "list[float] (x1, y1, x2, y2)",
+            "instruction": "str",
+            "data_type": "str (text | icon)",
+        },
+        "bbox",
+    ),
+    "TIGER-Lab/ScreenSpot-Pro": Columns(
+        {
+            "image": "image",
+            "bbox": "list[float] (x1, y1, x2, y2 in pixels)",
+            "instruction": "str",
+            "ui_type": "str (text | icon)",
+            "img_size": "list[int] (width, height)",
+        },
+        "bbox",
+        extra={"image_width": "int", "image_height": "int", "group": "str (Dev, Creative, CAD, ...)"},
+    ),
+    **{
+        f"lmms-lab-encoder/{name}": Columns(
+            {
+                "question_id": "str",
+                "image": "image",
+                "answer": "list[str] (the region's referring expressions)",
+                "bbox": "list[float] (COCO x, y, width, height in pixels)",
+                "segmentation": "list[float] (polygon x, y, x, y, ...)",
+            },
+            "answer",
+        )
+        for name in ("RefCOCO", "RefCOCOplus", "RefCOCOg")
+    },
+    "vikhyatk/CountBenchQA": Columns(
+        {"image": "image", "question": "str", "number": "int", "text": "str (the image caption)"}, "number"
     ),
     "lmms-lab-encoder/VQAv2": Columns(
         {"image": "image", "question": "str", "answers": "list[dict]", "multiple_choice_answer": "str"},

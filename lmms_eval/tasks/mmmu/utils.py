@@ -64,16 +64,21 @@ ACC_DECIMALS = 5  # the published aggregation rounds mmmu_acc to 5 decimals
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """``mmmu_acc`` (1.0/0.0) and ``mmmu_acc_<discipline>`` of the doc's discipline, plus what the
-    published task logs with each sample (not aggregated): ``mmmu_acc_pass_at_k`` (with one answer
-    per question, the same 1.0/0.0), ``submission`` (``{id: answer}``, the answer as
-    :func:`process_test_results` writes it) and the parsed prediction."""
+    """``mmmu_acc`` (1.0/0.0, the published rule: a random letter when no option is found) and
+    ``mmmu_acc_<discipline>`` of the doc's discipline, ``mmmu_acc_strict`` (our rule: no random
+    letter, such an answer is wrong), plus what the published task logs with each sample (not
+    aggregated): ``mmmu_acc_pass_at_k`` (with one answer per question, the same 1.0/0.0),
+    ``submission`` (``{id: answer}``, the answer as :func:`process_test_results` writes it) and
+    the parsed prediction."""
     options = mmmu.parse_options(doc["options"])
-    correct, parsed = mmmu.score(doc["question_type"], doc["answer"], str(results[0]), options)
+    response = str(results[0])
+    correct, parsed = mmmu.score(doc["question_type"], doc["answer"], response, options, published=True)
+    strict, _ = mmmu.score(doc["question_type"], doc["answer"], response, options)
     domain = mmmu.domain_of(mmmu.subject_of(doc["id"]))
     value = 1.0 if correct else 0.0
     return {
         "mmmu_acc": value,
+        "mmmu_acc_strict": 1.0 if strict else 0.0,
         f"mmmu_acc_{mmmu.domain_key(domain)}": value,
         "mmmu_acc_pass_at_k": value,
         "submission": {str(doc["id"]): _submitted_answer(doc, str(results[0]))},

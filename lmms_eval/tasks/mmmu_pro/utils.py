@@ -15,7 +15,7 @@ and in the vision setting the letter read from the output rather than the whole 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lmms_eval.api.prompts import format_options, rgb, user_message
@@ -30,24 +30,56 @@ def _options(doc: Mapping[str, Any]) -> list[str]:
 
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
-    """Standard setting: question, lettered options, a blank line, ``post_prompt``. Settings without
-    a question (vision): the ``post_prompt`` alone."""
+    """Standard setting: question, lettered options, a blank line, ``post_prompt``."""
     post = str((lmms_eval_specific_kwargs or {}).get("post_prompt") or "")
-    if "question" not in doc:
-        return post
     return f"{doc['question']}\n{format_options(_options(doc))}\n\n{post}"
 
 
 def doc_to_visual(doc: Mapping[str, Any]) -> list[Any]:
-    """The screenshot of the vision/composite settings, or the ``image_k`` mentioned as ``<image k>``
-    in the question or the options (each once, in the order of ``k``)."""
-    if "question" not in doc:
-        image = doc.get("image")
-        return [] if image is None else [rgb(image)]
+    """Standard setting: the ``image_k`` mentioned as ``<image k>`` in the question or the options
+    (each once, in the order of ``k``)."""
     mentioned = _IMAGE_TAG.findall(f"{doc['question']} {doc['options']}")
     numbers = sorted({int(k) for k in mentioned})
     images = [doc.get(f"image_{k}") for k in numbers]
     return [rgb(image) for image in images if image is not None]
+
+
+def doc_to_visual_screenshot(doc: Mapping[str, Any]) -> list[Any]:
+    """The vision and composite settings' one screenshot ``image``."""
+    image = doc.get("image")
+    return [] if image is None else [rgb(image)]
+
+
+def doc_to_text_vision(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+) -> str:
+    """Vision setting: the ``post_prompt`` alone (the question is in the screenshot)."""
+    return str((lmms_eval_specific_kwargs or {}).get("post_prompt") or "")
+
+
+def doc_to_messages_vision(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    return user_message(doc_to_visual_screenshot(doc), doc_to_text_vision(doc, lmms_eval_specific_kwargs))
+
+
+def doc_to_messages_vision_cot(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Any = None
+) -> list[dict[str, Any]]:
+    return user_message(doc_to_visual_screenshot(doc), VISION_COT_PROMPT)
+
+
+def doc_to_messages_composite(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    return user_message(doc_to_visual_screenshot(doc), COMPOSITE_PROMPT)
+
+
+def doc_to_messages_composite_cot(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Any = None
+) -> list[dict[str, Any]]:
+    """``mmmu_pro_composite_cot``: the standard configuration's images, the composite CoT prompt."""
+    return user_message(doc_to_visual(doc), COMPOSITE_COT_PROMPT)
 
 
 def doc_to_messages(
@@ -56,7 +88,9 @@ def doc_to_messages(
     return user_message(doc_to_visual(doc), doc_to_text(doc, lmms_eval_specific_kwargs))
 
 
-def _fixed_text(text: str):  # noqa: ANN202 - a doc_to_text factory
+def _fixed_text(text: str) -> Callable[..., str]:
+    """A ``doc_to_text`` that gives ``text`` for every document."""
+
     def doc_to_fixed_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Any = None) -> str:
         return text
 
@@ -83,27 +117,31 @@ doc_to_text_composite = _fixed_text(COMPOSITE_PROMPT)
 doc_to_text_composite_cot = _fixed_text(COMPOSITE_COT_PROMPT)
 
 
-def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """``mmmu_acc`` (published) and ``mmmu_acc_strict`` (ours) of one standard or vision document.
-
-    With a question (standard): the published letter rule, a random letter when it finds none.
-    Without (vision): the whole output must equal the gold letter.
-    """
-    response = str(results[0]) if results else ""
-    gold = str(doc["answer"]).strip()
+def _scores(doc: Mapping[str, Any], response: str, parsed: str, drawn: bool) -> dict[str, Any]:
     options = _options(doc)
-    if "question" in doc:
-        parsed, drawn = mmmu_pro.published_choice(response, options)
-    else:
-        parsed, drawn = response, False
     strict = mmmu_pro.strict_choice(response, max(len(options), 1))
     return {
         "mmmu_acc": float(parsed == str(doc["answer"])),
-        "mmmu_acc_strict": float(strict == gold),
+        "mmmu_acc_strict": float(strict == str(doc["answer"]).strip()),
         "parsed_pred": parsed,
         "random_letter": drawn,
         "subject": doc.get("subject"),
     }
+
+
+def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """Standard setting: ``mmmu_acc`` (published: the published letter rule, a random letter when it
+    finds none) and ``mmmu_acc_strict`` (ours: the shared letter reader)."""
+    response = str(results[0]) if results else ""
+    parsed, drawn = mmmu_pro.published_choice(response, _options(doc))
+    return _scores(doc, response, parsed, drawn)
+
+
+def process_results_vision(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """Vision setting: ``mmmu_acc`` (published: the whole output must equal the gold letter) and
+    ``mmmu_acc_strict`` (ours: the shared letter reader)."""
+    response = str(results[0]) if results else ""
+    return _scores(doc, response, response, False)
 
 
 def process_composite(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmms_eval.scoring.choice import UPPERCASE
-from lmms_eval.scoring.video import choice_letter, find_video, video_folders
+from lmms_eval.scoring.video import choice_letter, find_video, first_standalone_letter, video_folders
+from lmms_eval.stats import pure_aggregation
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +75,35 @@ def gold_letter(doc: Mapping[str, Any]) -> str | None:
     return UPPERCASE[candidates.index(answer)]
 
 
-def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, float]:
-    """``mvbench_accuracy``: 100.0 when the answer's letter is the gold candidate's, else 0.0."""
+def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, dict[str, Any]]:
+    """``mvbench_accuracy`` and ``mvbench_accuracy_strict`` items ``{answered, score}`` (score 100.0
+    when the letter read is the gold candidate's, else 0.0).
+
+    Published rule (``mvbench_accuracy``): the first standalone letter A-E in either case
+    (:func:`lmms_eval.scoring.video.first_standalone_letter`); an empty answer is left out of the
+    denominator (:func:`published_accuracy`). Ours (``_strict``): the letter the answer commits to
+    (:func:`choice_letter`: ``"A cat sits"`` and ``"B or C"`` name none, ``"the answer is B, not
+    C"`` is B), every answer counted.
+    """
     gold = gold_letter(doc)
-    letter = choice_letter(results[0], len(doc["candidates"]))
-    return {"mvbench_accuracy": 100.0 if gold is not None and letter == gold else 0.0}
+    answer = results[0] if results else None
+    answered = isinstance(answer, str) and bool(answer.strip())
+    published = first_standalone_letter(answer)
+    strict = choice_letter(answer, len(doc["candidates"]))
+    return {
+        "mvbench_accuracy": {"answered": answered, "score": 100.0 if gold and published == gold else 0.0},
+        "mvbench_accuracy_strict": {"answered": answered, "score": 100.0 if gold and strict == gold else 0.0},
+    }
+
+
+@pure_aggregation
+def published_accuracy(items: list[dict[str, Any]]) -> float:
+    """The mean score over answered questions (the published denominator leaves empty answers out)."""
+    scores = [item["score"] for item in items if item["answered"]]
+    return sum(scores) / len(scores) if scores else 0.0
+
+
+@pure_aggregation
+def strict_accuracy(items: list[dict[str, Any]]) -> float:
+    """The mean score over every question (an empty answer is a wrong one)."""
+    return sum(item["score"] for item in items) / len(items) if items else 0.0

@@ -62,6 +62,12 @@ export function fmt(value, digits = 4) {
   return value === null || value === undefined || Number.isNaN(value) ? '–' : Number(value).toFixed(digits);
 }
 
+// A p-value as the CLI prints it (lmms_eval/compare.py `_p`, loggers/table.py): `<0.0001` below 1e-4.
+export function fmtP(value) {
+  if (value === null || value === undefined || Number.isNaN(value)) return '–';
+  return value < 1e-4 ? '<0.0001' : Number(value).toFixed(4);
+}
+
 export function ci(row, digits = 4) {
   return row.ci_lower === null || row.ci_lower === undefined ? '' : `[${fmt(row.ci_lower, digits)}, ${fmt(row.ci_upper, digits)}]`;
 }

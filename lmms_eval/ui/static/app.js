@@ -1,4 +1,5 @@
-// The router: #/runs, #/run/<id>, #/samples/<id>/<task>[/<line>], #/compare[/<a>/<b>], #/launch.
+// The router: #/runs, #/run/<id>, #/samples/<id>/<task>[/<line>], #/compare[/<a>/<b>], #/launch,
+// #/leaderboard[?baseline=&correction=], #/training[/<name>].
 
 import { getJSON } from './api.js';
 import { showRuns } from './views/runs.js';
@@ -6,6 +7,8 @@ import { showRun } from './views/run.js';
 import { showSamples } from './views/samples.js';
 import { showCompare } from './views/compare.js';
 import { showLaunch } from './views/launch.js';
+import { showLeaderboard } from './views/leaderboard.js';
+import { showTraining } from './views/training.js';
 
 const view = document.getElementById('view');
 let leave = null; // what the current view stops (timers, streams) when another one opens
@@ -15,7 +18,10 @@ function route() {
   const [name, ...args] = path.split('/').map(decodeURIComponent);
   if (leave) { leave(); leave = null; }
   document.querySelectorAll('nav a').forEach((a) => a.classList.toggle('active', a.dataset.nav === (name || 'runs')));
-  const show = { run: showRun, samples: showSamples, compare: showCompare, launch: showLaunch }[name] || showRuns;
+  const show = {
+    run: showRun, samples: showSamples, compare: showCompare, launch: showLaunch,
+    leaderboard: showLeaderboard, training: showTraining,
+  }[name] || showRuns;
   leave = show(view, new URLSearchParams(query || ''), ...args) || null;
 }
 

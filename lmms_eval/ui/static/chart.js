@@ -2,7 +2,7 @@
 // Both return html`...` fragments; labels (task, metric and category names) are escaped by html``,
 // and an id is either a fixed name of the view or one from chartId() (never built from data).
 
-import { html, fmt } from './api.js';
+import { html, fmt, fmtP } from './api.js';
 
 const W = 640, LABEL = 200, ROW = 22, PAD = 24;
 let charts = 0;
@@ -64,7 +64,7 @@ export function diffChart(id, rows) {
   const marks = rows.map((r, i) => {
     const mid = i * ROW + ROW / 2;
     return html`${label(r.label, mid + 4)}<line class="err" x1="${x(r.lo)}" x2="${x(r.hi)}" y1="${mid}" y2="${mid}"/>
-      <circle class="pt" cx="${x(r.diff)}" cy="${mid}" r="4"><title>${r.label}: ${fmt(r.diff, 2)} (p=${fmt(r.p, 4)})</title></circle>`;
+      <circle class="pt" cx="${x(r.diff)}" cy="${mid}" r="4"><title>${r.label}: ${fmt(r.diff, 2)} (p=${fmtP(r.p)})</title></circle>`;
   });
   return svg(id, height, [axis(x, -bound, bound, height), html`<line class="zero" x1="${x(0)}" x2="${x(0)}" y1="0" y2="${height - 14}"/>`, marks]);
 }

@@ -2,7 +2,7 @@
 // lmms_eval.compare.compare_runs (the numbers of `lmms-eval compare`), a chart, and the
 // documents where the runs disagree, with both answers.
 
-import { getJSON, html, setHtml, text, fmt, enc, mediaUrl, showError } from '../api.js';
+import { getJSON, html, setHtml, text, fmt, fmtP, enc, mediaUrl, showError } from '../api.js';
 import { diffChart } from '../chart.js';
 
 export function showCompare(view, _params, a, b) {
@@ -14,9 +14,11 @@ export function showCompare(view, _params, a, b) {
     const options = html`${data.runs.map((r) => html`<option value="${r.id}">${r.model} · ${r.tasks.join(',')} · ${r.id}</option>`)}`;
     setHtml(view.querySelector('#cmp-a'), options);
     setHtml(view.querySelector('#cmp-b'), options);
-    if (a) view.querySelector('#cmp-a').value = a;
-    if (b) view.querySelector('#cmp-b').value = b;
-    else if (data.runs.length > 1) view.querySelector('#cmp-b').value = data.runs.find((r) => r.id !== a)?.id;
+    // by default A and B are two different runs (the newest two), never the same one twice
+    const first = a || data.runs[0]?.id;
+    if (first) view.querySelector('#cmp-a').value = first;
+    const second = b || data.runs.find((r) => r.id !== first)?.id;
+    if (second) view.querySelector('#cmp-b').value = second;
   }).catch((e) => showError(out, e));
   view.querySelector('#cmp-go').addEventListener('click', () => {
     location.hash = `#/compare/${enc(view.querySelector('#cmp-a').value)}/${enc(view.querySelector('#cmp-b').value)}`;
@@ -34,7 +36,7 @@ function render(out, data) {
     <td>${c.task}${c.task_b ? ` / ${c.task_b}` : ''}</td><td>${c.metric}</td><td>${c.filter}</td>
     <td class="num">${fmt(c.mean_a, 2)}</td><td class="num">${fmt(c.mean_b, 2)}</td>
     <td class="num diff" data-value="${c.diff}">${fmt(c.diff, 2)}${unit(c)}</td><td class="num">[${fmt(c.ci_lower, 2)}, ${fmt(c.ci_upper, 2)}]</td>
-    <td class="num pvalue" data-value="${c.p_value}">${fmt(c.p_value, 4)}</td><td class="num">${c.docs.matched}</td></tr>`);
+    <td class="num pvalue" data-value="${c.p_value}">${fmtP(c.p_value)}</td><td class="num">${c.docs.matched}</td></tr>`);
   const chart = diffChart('cmp-chart', report.comparisons.map((c) => ({
     label: `${c.task} ${c.metric}`, diff: c.diff, lo: c.ci_lower, hi: c.ci_upper, p: c.p_value,
   })));

@@ -1,0 +1,46 @@
+"""CoVoST 2: speech translation, English speech to Chinese text and Chinese speech to English
+text; the published instruction as the prompt and corpus BLEU (0-100) under the published key
+``bleu``, after the published normalisation of both sides
+(:func:`lmms_eval.scoring.translation.corpus_translation_bleu`).
+
+The reference is ``translation`` in the English-to-Chinese dataset and ``gt`` in the
+Chinese-to-English one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lmms_eval.api.prompts import with_prompts
+from lmms_eval.scoring.translation import corpus_translation_bleu
+from lmms_eval.stats import pure_aggregation
+from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs  # noqa: F401 - used by the YAML
+
+
+def doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict[str, Any] | None = None) -> str:
+    """The instruction is the task's pre prompt (per model), followed by its post prompt."""
+    return with_prompts("", lmms_eval_specific_kwargs)
+
+
+def _item(reference: Any, results: list[Any]) -> dict[str, Any]:
+    return {"bleu": {"gt": str(reference), "pred": str(results[0]) if results else ""}}
+
+
+def process_results_en_zh(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _item(doc["translation"], results)
+
+
+def process_results_zh_en(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    return _item(doc["gt"], results)
+
+
+@pure_aggregation  # only computes: the bootstrap resamples it for the error bar
+def bleu_zh(items: list[dict[str, Any]], args: Any = None) -> float:
+    """Corpus BLEU of Chinese translations, per character."""
+    return corpus_translation_bleu([i["gt"] for i in items], [i["pred"] for i in items], "zh")
+
+
+@pure_aggregation  # only computes: the bootstrap resamples it for the error bar
+def bleu_en(items: list[dict[str, Any]], args: Any = None) -> float:
+    """Corpus BLEU of English translations, after the Whisper English normaliser."""
+    return corpus_translation_bleu([i["gt"] for i in items], [i["pred"] for i in items], "en")
