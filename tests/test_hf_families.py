@@ -46,9 +46,11 @@ MODEL_IDS = {
     "internvl_hf": "internvl_hf",
     "aria": "aria",
     "mistral3_vl": "mistral3_vl",
+    "fuyu": "fuyu",
+    "ovis2": "ovis2",
 }
 NEEDS_TORCHVISION = {"mistral3_vl"}  # transformers' Pixtral processor imports torchvision
-NO_CHAT_TEMPLATE = ("instructblip", "paligemma")
+NO_CHAT_TEMPLATE = ("instructblip", "paligemma", "fuyu")
 PIXEL_KEYS = ("pixel_values", "image_patches")
 
 
@@ -364,6 +366,68 @@ def test_remote_code_model_counts_tokens_and_cuts_stop_strings(remote_checkpoint
     assert (out.token_counts.output_tokens or 0) > 0 and out.latency_s is not None
 
 
+def test_phi3v_remote_code_runs_the_processor_and_generate(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phi-3.5-vision's documented interface: the checkpoint's AutoProcessor (``num_crops``) on a
+    chat-templated prompt with ``<|image_k|>`` placeholders, then ``model.generate``."""
+    folder = tiny_families.write_phi3v_checkpoint(str(root / "remote_phi3v"))
+    cls = get_model("phi3v")
+    with pytest.raises(Exception, match="trust_remote_code=true"):
+        cls.create_from_arg_string(f"pretrained={folder}")
+    model = cls.create_from_arg_string(f"pretrained={folder},trust_remote_code=true,device=cpu,num_crops=2")
+    assert type(model.model).__module__.startswith("transformers_modules")  # the checkpoint's own classes
+    assert (
+        type(model.processor).__module__.startswith("transformers_modules") and model.processor.num_crops == 2
+    )
+    model.task_dict = {TASK: {SPLIT: DOCS}}
+    prompt = model._load_prompt(model._messages_for(chat_request(0), DOCS[0]))
+    assert prompt.text == f"<|user|>\n<|image_1|>\n{DOCS[0]['question']}<|end|>\n<|assistant|>\n"
+    seen: list[dict[str, Any]] = []
+    generate = model.model.generate
+
+    def spy(**kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return generate(**kwargs)
+
+    monkeypatch.setattr(model.model, "generate", spy)
+    requests = [chat_request(i) for i in range(len(DOCS))]
+    model.batch_size_per_gpu = len(DOCS)
+    batched = results(model.generate_until(requests))
+    model.batch_size_per_gpu = 1
+    single = results(model.generate_until(requests))
+    assert [r.text for r in batched] == [r.text for r in single]
+    assert [r.token_counts for r in batched] == [r.token_counts for r in single]
+    calls = seen[len(DOCS) :]  # the single runs, in request order (sorted by length: match by size)
+    for call in calls:
+        ids = call["input_ids"][0]
+        assert int((ids == -1).sum()) == 3  # the image's positions, as the processor placed them
+        assert call["pixel_values"].shape[:2] == (1, 3) and call["image_sizes"].shape == (1, 2)
+    sizes = sorted(tuple(c["image_sizes"][0].tolist()) for c in calls)
+    assert sizes == sorted((d["image"].height, d["image"].width) for d in DOCS)  # each its own image
+    pixels = [c["pixel_values"].flatten() for c in calls]
+    assert not torch.equal(pixels[0], pixels[1]) and not torch.equal(pixels[1], pixels[2])
+    for result in single:
+        counts = result.token_counts
+        assert counts is not None and (counts.input_tokens or 0) > 3 and (counts.output_tokens or 0) <= 3
+    # log-likelihoods: the forward pass over prompt + continuation, one request at a time
+    scored = [
+        Instance(
+            "loglikelihood", (doc_to_messages, " red", None, i, TASK, SPLIT), 0, {"task": TASK, "doc_id": i}
+        )
+        for i in range(2)
+    ]
+    model.batch_size_per_gpu = 2
+    (first, greedy), (second, _) = model.loglikelihood(scored)
+    assert first < 0 and second < 0 and first != second and isinstance(greedy, bool)
+    simple = get_model("phi3v", force_simple=True).create_from_arg_string(
+        f"pretrained={folder},trust_remote_code=true,device=cpu,num_crops=2"
+    )
+    simple.task_dict = model.task_dict
+    assert simple.is_simple
+    assert [r.text for r in results(simple.generate_until([simple_request(0)]))] == [single[0].text]
+
+
 # -- every published id resolves -------------------------------------------------------------------
 
 
@@ -384,8 +448,17 @@ def test_every_published_id_runs_or_says_what_to_use(capsys: pytest.CaptureFixtu
             named = [word.strip(",;:()") for word in status.note.split()]
             nearest = [w for w in named if w in registry.names(aliases=True)]
             assert nearest or any(k in status.note for k in ("needs", "not ", "remote code")), published_id
-    for family in (*MODEL_IDS.values(), "fuyu", "phi4_multimodal", "minicpm_v", "qwen2_audio", "internvl2"):
+    for family in (
+        *MODEL_IDS.values(),
+        "fuyu",
+        "phi4_multimodal",
+        "minicpm_v",
+        "qwen2_audio",
+        "internvl2",
+        "phi3v",
+    ):
         assert published_status(family).runs or family in ("llava_next_video",), family
+    assert resolve_model("ovis").model_id == "ovis2" and not published_status("ovis_u1").runs
     assert main(["models", "--all"]) == 0
     out = capsys.readouterr().out
     assert all(f"| {model_id} " in out for model_id in PUBLISHED_MODEL_IDS)

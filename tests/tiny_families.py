@@ -512,6 +512,31 @@ def _fuyu() -> tuple[Any, Any]:
     return model, processor
 
 
+OVIS_TEMPLATE = INTERNVL_TEMPLATE.replace("<IMG_CONTEXT>", "<image>")
+OVIS_MARKERS = ("<IMG_ATOM>", "<IMG_START>", "<IMG_GRID>", "<IMG_COL>", "<IMG_ROW>", "<IMG_END>")
+
+
+def _ovis2() -> tuple[Any, Any]:
+    import transformers
+
+    tok = tokenizer("<|endoftext|>", "<|im_end|>", None, OVIS_TEMPLATE)
+    tok.add_tokens(list(OVIS_MARKERS), special_tokens=True)
+    config = transformers.Ovis2Config(
+        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "image_size": 32, "patch_size": 16, "vocab_size": 37, "hidden_stride": 1},
+        text_config={"model_type": "qwen2", **text_config(tok)}, image_token_id=_id(tok, "<IMG_ATOM>"),
+        visual_indicator_token_ids=[_id(tok, m) for m in OVIS_MARKERS[1:]], vocab_size=len(tok), hidden_size=64,
+    )  # fmt: skip
+    model = transformers.Ovis2ForConditionalGeneration(config)
+    image_processor = transformers.Ovis2ImageProcessorPil(
+        size={"height": 32, "width": 32}, crop_to_patches=False
+    )
+    processor = transformers.Ovis2Processor(
+        image_processor=image_processor, tokenizer=tok, chat_template=OVIS_TEMPLATE, image_seq_length=4
+    )
+    return model, processor
+
+
 def _aria() -> tuple[Any, Any]:
     import transformers
 
@@ -553,6 +578,7 @@ FAMILIES: dict[str, Callable[[], tuple[Any, Any]]] = {
     "qwen3_5_moe": functools.partial(_qwen3_5, moe=True),
     "internvl_hf": _internvl_hf,
     "fuyu": _fuyu,
+    "ovis2": _ovis2,
     "aria": _aria,
 }
 
@@ -571,4 +597,168 @@ def build(family: str, folder: str, seed: int = 0) -> str:
     model.eval()
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
+    return folder
+
+
+# -- Phi-3.5-vision: a remote-code checkpoint (its own configuration, modeling and processing code) --
+
+PHI3V_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+PHI3V_CONFIGURATION = """
+from transformers import PretrainedConfig
+
+
+class TinyPhi3VConfig(PretrainedConfig):
+    model_type = "phi3_v"
+
+    def __init__(self, vocab_size=1024, hidden_size=16, **kwargs):
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        super().__init__(**kwargs)
+"""
+# The processor of the model card's interface: one prompt whose <|image_k|> placeholders become
+# -k image positions (as the released processor writes them), pixel_values of shape (images,
+# 1 + num_crops, 3, size, size) and image_sizes.
+PHI3V_PROCESSING = """
+import re
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer
+from transformers.feature_extraction_utils import BatchFeature
+
+PLACEHOLDER = re.compile(r"(<\\|image_\\d+\\|>)")
+
+
+class TinyPhi3VProcessor:
+    tokens_per_image = 3
+
+    def __init__(self, tokenizer, num_crops=4, size=8):
+        self.tokenizer = tokenizer
+        self.num_crops = num_crops
+        self.size = size
+
+    @classmethod
+    def from_pretrained(cls, path, num_crops=4, trust_remote_code=False, **kwargs):
+        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        return cls(tok, num_crops=int(num_crops))
+
+    @classmethod
+    def register_for_auto_class(cls, auto_class="AutoProcessor"):
+        pass
+
+    def _views(self, image):
+        image = image.convert("RGB")
+        width, height = image.size
+        views = [image.resize((self.size, self.size))]
+        for k in range(self.num_crops):
+            box = (k * width // self.num_crops, 0, (k + 1) * width // self.num_crops, height)
+            views.append(image.crop(box).resize((self.size, self.size)))
+        return torch.tensor(np.stack([np.asarray(v, np.float32).transpose(2, 0, 1) / 255.0 for v in views]))
+
+    def __call__(self, text, images=None, return_tensors="pt"):
+        if not isinstance(text, str):
+            raise ValueError("the processor takes one prompt")
+        images = list(images or [])
+        numbers = [int(n) for n in re.findall(r"<\\|image_(\\d+)\\|>", text)]
+        if sorted(numbers) != list(range(1, len(images) + 1)):
+            raise ValueError(f"placeholders {numbers} do not match {len(images)} images")
+        ids = []
+        for piece in PLACEHOLDER.split(text):
+            found = re.fullmatch(r"<\\|image_(\\d+)\\|>", piece)
+            if found:
+                ids += [-int(found.group(1))] * self.tokens_per_image
+            elif piece:
+                ids += self.tokenizer(piece, add_special_tokens=False)["input_ids"]
+        data = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long)}
+        if images:
+            data["pixel_values"] = torch.stack([self._views(image) for image in images])
+            data["image_sizes"] = torch.tensor([[image.height, image.width] for image in images])
+        return BatchFeature(data, tensor_type=return_tensors)
+"""
+# A causal bag-of-embeddings language model: image positions (negative ids) take the image's
+# features, so what the model says depends on the pixels it was given.
+PHI3V_MODELING = """
+import torch
+from transformers import GenerationMixin, PreTrainedModel
+from transformers.modeling_outputs import CausalLMOutputWithPast
+
+from .configuration_phi3v import TinyPhi3VConfig
+
+
+class TinyPhi3VForCausalLM(PreTrainedModel, GenerationMixin):
+    config_class = TinyPhi3VConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.embed = torch.nn.Embedding(config.vocab_size, config.hidden_size)
+        self.vision = torch.nn.Linear(3, config.hidden_size)
+        self.mix = torch.nn.Linear(config.hidden_size, config.hidden_size)
+        self.head = torch.nn.Linear(config.hidden_size, config.vocab_size)
+        self.post_init()
+
+    def forward(self, input_ids, attention_mask=None, pixel_values=None, image_sizes=None, **kwargs):
+        at_image = input_ids < 0
+        embeds = self.embed(input_ids.clamp(min=0))
+        if bool(at_image.any()):
+            if pixel_values is None or image_sizes is None or int(-input_ids.min()) > pixel_values.shape[0]:
+                raise ValueError("image positions without their pixel_values / image_sizes")
+            features = self.vision(pixel_values.float().mean(dim=(-1, -2))).mean(dim=1) * 10
+            embeds = torch.where(at_image[..., None], features[(-input_ids - 1).clamp(min=0)], embeds)
+        mask = (torch.ones_like(input_ids) if attention_mask is None else attention_mask)[..., None].float()
+        running = torch.cumsum(embeds * mask, dim=1) / mask.cumsum(dim=1).clamp(min=1)
+        return CausalLMOutputWithPast(logits=self.head(torch.tanh(self.mix(running))))
+
+    def prepare_inputs_for_generation(self, input_ids, attention_mask=None, pixel_values=None, image_sizes=None,
+                                      **kwargs):
+        return {"input_ids": input_ids, "attention_mask": attention_mask, "pixel_values": pixel_values,
+                "image_sizes": image_sizes}
+"""
+
+
+def write_phi3v_checkpoint(folder: str, seed: int = 0) -> str:
+    """A tiny Phi-3.5-vision-style remote-code checkpoint in ``folder``: ``configuration_phi3v.py``,
+    ``modeling_phi3v.py`` and ``processing_phi3v.py`` named by ``auto_map`` (AutoConfig,
+    AutoModelForCausalLM, AutoProcessor), random weights and a tokenizer with the chat template."""
+    import json
+    from pathlib import Path
+
+    import torch
+
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    for name, source in (("configuration", PHI3V_CONFIGURATION), ("modeling", PHI3V_MODELING),
+                         ("processing", PHI3V_PROCESSING)):  # fmt: skip
+        (root / f"{name}_phi3v.py").write_text(source, encoding="utf-8")
+    tok = tokenizer("<|endoftext|>", "<|endoftext|>", None, PHI3V_TEMPLATE)
+    tok.add_tokens(["<|user|>", "<|assistant|>", "<|system|>", "<|end|>"], special_tokens=True)
+    tok.save_pretrained(folder)
+    auto_map = {
+        "AutoConfig": "configuration_phi3v.TinyPhi3VConfig",
+        "AutoModelForCausalLM": "modeling_phi3v.TinyPhi3VForCausalLM",
+        "AutoProcessor": "processing_phi3v.TinyPhi3VProcessor",
+    }
+    config = {"model_type": "phi3_v", "architectures": ["TinyPhi3VForCausalLM"], "auto_map": auto_map,
+              "vocab_size": len(tok), "hidden_size": 16, "eos_token_id": tok.convert_tokens_to_ids("<|end|>"),
+              "pad_token_id": tok.pad_token_id, "use_cache": False}  # fmt: skip
+    (root / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (root / "preprocessor_config.json").write_text(
+        json.dumps({"auto_map": {"AutoProcessor": auto_map["AutoProcessor"]}, "num_crops": 4}),
+        encoding="utf-8",
+    )
+    generation = {"eos_token_id": config["eos_token_id"], "pad_token_id": tok.pad_token_id, "do_sample": False,
+                  "use_cache": False}  # fmt: skip
+    (root / "generation_config.json").write_text(json.dumps(generation), encoding="utf-8")
+    torch.manual_seed(seed)
+    weights = {
+        "embed.weight": torch.randn(len(tok), 16),
+        "vision.weight": torch.randn(16, 3), "vision.bias": torch.randn(16),
+        "mix.weight": torch.randn(16, 16) / 4, "mix.bias": torch.zeros(16),
+        "head.weight": torch.randn(len(tok), 16), "head.bias": torch.zeros(len(tok)),
+    }  # fmt: skip
+    import safetensors.torch
+
+    safetensors.torch.save_file(weights, str(root / "model.safetensors"))
     return folder

@@ -78,14 +78,17 @@ HF_FAMILIES: dict[str, tuple[str, str]] = {
     "phi4_multimodal": ("Phi4Multimodal", "Phi4MultimodalSimple"),
     "minicpm_v": ("MiniCPMV", "MiniCPMVSimple"),
     "fuyu": ("Fuyu", "FuyuSimple"),
+    "ovis2": ("Ovis2", "Ovis2Simple"),
     "aria": ("Aria", "AriaSimple"),
 }
+FAMILY_ALIASES: dict[str, tuple[str, ...]] = {"ovis2": ("ovis",)}
 _FAMILIES_MODULE = f"{PACKAGE}.hf.families"
 # Remote-code checkpoints driven through their own chat() (lmms_eval/models/hf/remote.py)
 REMOTE_CODE_FAMILIES: dict[str, tuple[str, str]] = {
     "internvl2": ("InternVLChat", "InternVLChatSimple"),
     "internvl3": ("InternVL3Chat", "InternVL3ChatSimple"),
     "internvl3_5": ("InternVL3_5Chat", "InternVL3_5ChatSimple"),
+    "phi3v": ("Phi3Vision", "Phi3VisionSimple"),
 }
 _REMOTE_MODULE = f"{PACKAGE}.hf.remote"
 
@@ -137,6 +140,7 @@ BUILTIN_MODELS: tuple[ModelManifest, ...] = (
             model_id,
             chat=f"{_FAMILIES_MODULE}.{chat}",
             simple=f"{_FAMILIES_MODULE}.{simple}",
+            aliases=FAMILY_ALIASES.get(model_id, ()),
             install=INSTALL_HF,
         )
         for model_id, (chat, simple) in HF_FAMILIES.items()
@@ -267,7 +271,7 @@ def isolated_registry(reload_plugins: bool = True) -> Iterator[ModelRegistryV2]:
 
 
 for _manifest in BUILTIN_MODELS:
-    MODEL_REGISTRY_V2.register_manifest(_manifest)
+    MODEL_REGISTRY_V2.register_manifest(_manifest, builtin=True)
 MODEL_REGISTRY_V2.add_loader(MODEL_REGISTRY_V2.load_entry_points)
 MODEL_REGISTRY_V2.add_loader(_load_legacy_plugins)
 api_registry.set_model_store(MODEL_REGISTRY_V2)  # @register_model writes into MODEL_REGISTRY_V2

@@ -212,6 +212,15 @@ class Fuyu(HFVisionLanguageModel):
         return processor
 
 
+class Ovis2(HFVisionLanguageModel):
+    """Ovis2 (the transformers-native class and its ``-hf`` conversions); the remote-code Ovis
+    releases (Ovis2 originals, Ovis2.5, Ovis-U1) have no hook here."""
+
+    model_id: ClassVar[str | None] = "ovis2"
+    default_pretrained: ClassVar[str | None] = "thisisiron/Ovis2-1B-hf"
+    model_types: ClassVar[tuple[str, ...]] = ("ovis2",)
+
+
 class Aria(HFVisionLanguageModel):
     """Aria (the transformers-native class)."""
 
@@ -279,6 +288,10 @@ class FuyuSimple(Fuyu):
     is_simple = True
 
 
+class Ovis2Simple(Ovis2):
+    is_simple = True
+
+
 class AriaSimple(Aria):
     is_simple = True
 
@@ -298,6 +311,7 @@ FAMILY_CLASSES: dict[str, tuple[type[HFVisionLanguageModel], type[HFVisionLangua
     "phi4_multimodal": (Phi4Multimodal, Phi4MultimodalSimple),
     "minicpm_v": (MiniCPMV, MiniCPMVSimple),
     "fuyu": (Fuyu, FuyuSimple),
+    "ovis2": (Ovis2, Ovis2Simple),
     "aria": (Aria, AriaSimple),
 }
 """Published id -> (chat class, simple class) of the families here."""

@@ -14,11 +14,15 @@ documents, instead of a processor and ``generate``:
   question carries one ``<image>`` per image (``Image-k: <image>`` when there are several).
 * MiniCPM-V (``minicpm_v`` with ``trust_remote_code=true``): ``model.chat(msgs=[{"role": "user",
   "content": [images..., question]}], tokenizer=..., sampling=..., max_new_tokens=...)``.
+* Phi-3 / Phi-3.5-vision (``phi3v``): no ``chat``; the checkpoint's ``AutoProcessor`` (``num_crops``)
+  over the tokenizer's chat template with ``<|image_k|>`` placeholders, then ``model.generate``, as
+  its model card documents (:class:`Phi3Vision`, one prompt at a time).
 
 The rest is the engine's (:mod:`lmms_eval.models.hf.backend`): requests, media, the run's gate,
 stop strings (cut client-side), timing and token counts (prompt tokens counted with the tokenizer,
 output tokens by re-encoding the answer). Log-likelihoods need the model's forward pass and are not
-offered. Arguments: those of ``huggingface`` plus ``max_tiles`` (InternVL, default 6).
+offered (``phi3v`` scores them with its forward pass). Arguments: those of ``huggingface`` plus
+``max_tiles`` (InternVL, default 6) and ``num_crops`` (Phi-3.5-vision, the processor's default).
 """
 
 from __future__ import annotations
@@ -30,10 +34,25 @@ from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts
 from lmms_eval.api.path_types import FileOrText, ModelPath
 from lmms_eval.errors import LmmsEvalError, ModelArgsError
 from lmms_eval.models._common import apply_stop_strings
-from lmms_eval.models.hf.backend import GenerationSettings, HFVisionLanguageModel, Prompt, _Media
+from lmms_eval.models.hf.backend import (
+    GenerationSettings,
+    HFVisionLanguageModel,
+    Prompt,
+    _Media,
+    read_text_or_file,
+)
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def require_trust_remote_code(model_id: str | None, trust_remote_code: bool) -> None:
+    """One line unless ``trust_remote_code`` is on: these hooks run the checkpoint's own code."""
+    if not trust_remote_code:
+        raise ModelArgsError(
+            f"model '{model_id}' runs the checkpoint's own Python code: pass "
+            "trust_remote_code=true in --model_args (or --trust_remote_code) for a checkpoint you trust"
+        )
 
 
 class RemoteChatModel(HFVisionLanguageModel):
@@ -55,11 +74,7 @@ class RemoteChatModel(HFVisionLanguageModel):
         system_prompt: FileOrText | None = None,
         max_tiles: int = 6,
     ) -> None:
-        if not trust_remote_code:
-            raise ModelArgsError(
-                f"model '{self.model_id}' runs the checkpoint's own Python code: pass "
-                "trust_remote_code=true in --model_args (or --trust_remote_code) for a checkpoint you trust"
-            )
+        require_trust_remote_code(self.model_id, trust_remote_code)
         self.max_tiles = int(max_tiles)
         super().__init__(
             pretrained=pretrained,
@@ -237,6 +252,117 @@ class MiniCPMVChat(RemoteChatModel):
         return answers
 
 
+class Phi3Vision(HFVisionLanguageModel):
+    """Phi-3 / Phi-3.5-vision (remote code): the checkpoint's processor and ``generate``.
+
+    The prompt is the tokenizer's chat template over string contents, each image part replaced by
+    ``<|image_k|>`` and a newline (numbered through the conversation); the processor takes one
+    prompt with its images, so requests run one at a time (generation and log-likelihoods).
+    """
+
+    model_id: ClassVar[str | None] = "phi3v"
+    default_pretrained: ClassVar[str | None] = "microsoft/Phi-3.5-vision-instruct"
+    model_types: ClassVar[tuple[str, ...]] = ("phi3_v",)
+    model_class: ClassVar[str] = "AutoModelForCausalLM"
+
+    def __init__(
+        self,
+        pretrained: ModelPath | None = None,
+        device: str | None = None,
+        device_map: str | None = None,
+        torch_dtype: str | None = "auto",
+        attn_implementation: str | None = None,
+        max_num_frames: int = 32,
+        trust_remote_code: bool = False,
+        batch_size: int | str = 1,
+        system_prompt: FileOrText | None = None,
+        chat_template: FileOrText | None = None,
+        num_crops: int | None = None,
+    ) -> None:
+        require_trust_remote_code(self.model_id, trust_remote_code)
+        self.num_crops = None if num_crops is None else int(num_crops)
+        super().__init__(
+            pretrained=pretrained,
+            device=device,
+            device_map=device_map,
+            torch_dtype=torch_dtype,
+            attn_implementation=attn_implementation,
+            max_num_frames=max_num_frames,
+            video_mode="frames",
+            trust_remote_code=True,
+            batch_size=batch_size,
+            system_prompt=system_prompt,
+            chat_template=chat_template,
+        )
+
+    def _load_processor(
+        self,
+        trust_remote_code: bool,
+        chat_template: str | None,
+        max_pixels: int | None,
+        min_pixels: int | None,
+    ) -> Any:
+        from transformers import AutoProcessor
+
+        from lmms_eval.models.hf.hub import loading_errors
+
+        extra = {} if self.num_crops is None else {"num_crops": self.num_crops}
+        with loading_errors(self.checkpoint, str(self.model_id)):
+            processor = AutoProcessor.from_pretrained(self.checkpoint.path, trust_remote_code=True, **extra)
+        override = read_text_or_file(chat_template)
+        if override:
+            processor.tokenizer.chat_template = override
+        return processor
+
+    @property
+    def chat_template(self) -> str | None:
+        template = getattr(self.tokenizer, "chat_template", None)
+        return template if isinstance(template, str) else None
+
+    def template_shows_video(self) -> bool:
+        return False
+
+    def _render(self, messages: list[dict[str, Any]], media: _Media | list[Any]) -> Prompt:
+        media = media if isinstance(media, _Media) else _Media(images=list(media))
+        count = 0
+        turns = []
+        for message in messages:
+            pieces = []
+            for part in message["content"]:
+                if part["type"] == "text":
+                    pieces.append(part["text"])
+                else:  # an image (video frames come as images)
+                    count += 1
+                    pieces.append(f"<|image_{count}|>\n")
+            turns.append({"role": message["role"], "content": "".join(pieces)})
+        text = self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        return Prompt(str(text), media.images)
+
+    def _encode(
+        self,
+        texts: list[str],
+        images: list[list[Any]],
+        side: str,
+        videos: list[list[Any]] | None = None,
+        audios: list[list[Any]] | None = None,
+    ) -> Any:
+        """The processor's inputs for one prompt (the only batch it takes)."""
+        if len(texts) != 1:
+            raise LmmsEvalError(f"{self.model_id}: the checkpoint's processor encodes one prompt at a time")
+        batch = self.processor(texts[0], images[0] or None, return_tensors="pt")
+        return batch.to(self.device).to(self.model.dtype)
+
+    def _generate_batch(self, prompts: list[Prompt], settings: GenerationSettings) -> list[GenerationResult]:
+        generate = super()._generate_batch  # one prompt per call
+        return [result for prompt in prompts for result in generate([prompt], settings)]
+
+    def _loglikelihood_batch(
+        self, contexts: list[Prompt], continuations: list[str]
+    ) -> list[tuple[float, bool]]:
+        score = super()._loglikelihood_batch  # one context per call
+        return [value for c, k in zip(contexts, continuations) for value in score([c], [k])]
+
+
 class InternVLChatSimple(InternVLChat):
     is_simple = True
 
@@ -253,11 +379,17 @@ class MiniCPMVChatSimple(MiniCPMVChat):
     is_simple = True
 
 
+class Phi3VisionSimple(Phi3Vision):
+    is_simple = True
+
+
 __all__ = [
     "InternVL3Chat",
     "InternVL3_5Chat",
     "InternVLChat",
     "MiniCPMVChat",
+    "Phi3Vision",
     "RemoteChatModel",
     "closest_grid",
+    "require_trust_remote_code",
 ]
