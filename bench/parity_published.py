@@ -65,6 +65,7 @@ PUBLISHED_DEPS = [
     "Levenshtein",
     "editdistance",
     "opencv-python-headless",
+    "decord",  # the published LongVideoBench utils import it
 ]
 
 

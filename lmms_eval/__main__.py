@@ -12,16 +12,30 @@ Scripts written for the published package call :func:`parse_eval_args` and :func
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from lmms_eval.cli import main
 
 
-def parse_eval_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The ``eval`` flags of ``argv`` (default: ``sys.argv[1:]``), every option set (defaults filled in)."""
+class EvalArgs(argparse.Namespace):
+    """Parsed ``eval`` flags that also unpack as the published ``parser, args`` pair."""
+
+    def __iter__(self) -> Iterator[Any]:
+        from lmms_eval.cli.eval import build_parser
+
+        return iter((build_parser(prog="lmms-eval"), self))
+
+
+def parse_eval_args(argv: Sequence[str] | None = None) -> EvalArgs:
+    """The ``eval`` flags of ``argv`` (default: ``sys.argv[1:]``), every option set (defaults filled in).
+
+    ``parser, args = parse_eval_args()`` (the published form) works too.
+    """
     from lmms_eval.cli.eval import build_parser, defaults
 
-    args = build_parser(prog="lmms-eval").parse_args(argv)
+    parser = build_parser(prog="lmms-eval")
+    args = parser.parse_args(argv, namespace=EvalArgs())
     for name, default in defaults().items():
         if not hasattr(args, name):
             setattr(args, name, default)

@@ -548,10 +548,11 @@ def evaluate(
     run.ci_method = ci_method
     current = ""
     try:
-        for number, task in enumerate(leaves, 1):
-            current = task.task_name
-            run.position = (number, len(leaves))
-            run.task(task, bootstrap_iters, seed, write_out, baseline, response_cache, request_cache)
+        with inference.fewer_collections():
+            for number, task in enumerate(leaves, 1):
+                current = task.task_name
+                run.position = (number, len(leaves))
+                run.task(task, bootstrap_iters, seed, write_out, baseline, response_cache, request_cache)
     except KeyboardInterrupt:
         gate.stop("interrupted")
         results["status"] = "interrupted"

@@ -18,17 +18,20 @@ How requests are handed over depends on the backend:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tqdm import tqdm
 
+from lmms_eval.api.chat_layout import CHAT_LAYOUT_TYPES, as_layout, chat_layout, layout_error
 from lmms_eval.api.gate import RequestGate
-from lmms_eval.api.instance import Instance, RequestFailure, unwrap_generation_output
+from lmms_eval.api.instance import Instance, RequestFailure, split_generation_output
 from lmms_eval.api.model import lmms
 from lmms_eval.secrets import redact_text
 
@@ -47,9 +50,42 @@ ModelCall = Callable[[str, list[Instance]], list[Any]]
 ProgressListener = Callable[[str, int, int], None]
 
 
+# the cyclic garbage collector's first threshold during a run (Python's default is 700)
+RUN_GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the tasks with fewer cyclic garbage collections: the objects alive at the start (modules,
+    the task's docs) are frozen out of them and a collection starts after 50,000 allocations, not
+    700. A run allocates several objects per document that live until its task ends, which by
+    default sets off full collections over every live object again and again."""
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
 def default_model_call(lm: lmms) -> ModelCall:
+    """Call ``lm``'s method for the request type; chat requests go in the layout the model takes
+    (:mod:`lmms_eval.api.chat_layout`), and a failed unpack of them is a :class:`ChatLayoutError`."""
+    chat = not getattr(lm, "is_simple", True)
+    layout = chat_layout(type(lm)) if chat else "guide"
+
     def call(request_type: str, requests: list[Instance]) -> list[Any]:
-        return getattr(lm, request_type)(requests)
+        if not chat or request_type not in CHAT_LAYOUT_TYPES:
+            return getattr(lm, request_type)(requests)
+        try:
+            return getattr(lm, request_type)(as_layout(requests, layout))
+        except ValueError as exc:
+            error = layout_error(type(lm), layout, exc)
+            if error is None:
+                raise
+            raise error from exc
 
     return call
 
@@ -180,7 +216,7 @@ class _Recorder:
 
 
 def _record(request: Instance, output: Any) -> None:
-    value, counts = unwrap_generation_output(output)
+    value, counts = split_generation_output(output)
     if isinstance(value, RequestFailure):  # error bodies may echo a key back
         request.failures.append(redact_text(str(value)))
         value = None

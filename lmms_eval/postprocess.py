@@ -17,6 +17,7 @@ from tqdm import tqdm
 from lmms_eval.aggregation import TaskResult
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.reasoning import strip_reasoning_tags
+from lmms_eval.api.scoring import score_generation_docs
 from lmms_eval.api.task import UNBUILT, ConfigurableTask, DocFailure, raise_if_every_doc_failed
 from lmms_eval.errors import LmmsEvalError
 from lmms_eval.results.docs import DocRecorder
@@ -32,8 +33,13 @@ def group_by_doc(requests: Sequence[Instance]) -> dict[int, list[Instance]]:
     for request in requests:
         by_doc[request.doc_id].append(request)
     for items in by_doc.values():
-        items.sort(key=lambda r: r.idx)
+        if len(items) > 1:
+            items.sort(key=_request_index)
     return dict(sorted(by_doc.items()))
+
+
+def _request_index(request: Instance) -> int:
+    return request.idx
 
 
 def apply_filters(
@@ -156,7 +162,9 @@ def _score_filter(
     """Every doc's metric values under filter ``key`` (a doc whose scoring raised: its failure)."""
     doc_ids = list(by_doc)
     filtered_all = [[r.filtered_resps[key] for r in by_doc[d]] for d in doc_ids]
-    all_metrics = task.score_docs([docs[d] for d in doc_ids], filtered_all, doc_ids)
+    doc_list = [docs[d] for d in doc_ids]
+    vectorised = score_generation_docs(task, doc_list, filtered_all)
+    all_metrics = vectorised if vectorised is not None else task.score_docs(doc_list, filtered_all, doc_ids)
     disable = None if show_progress is None else not show_progress
     rows: list[_DocScore | DocFailure] = []
     for doc_id, filtered, metrics in tqdm(

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
@@ -371,3 +371,56 @@ def path_within(root: Path, candidate: str | os.PathLike[str]) -> Path | None:
     except (OSError, ValueError, RuntimeError):  # RuntimeError: a user of ``~user`` that is unknown
         return None
     return resolved if resolved.is_relative_to(root.resolve()) else None
+
+
+class Collator:
+    """Batches of ``arr`` in a model-friendly order, and the answers put back in input order.
+
+    The published helper model files use: ``Collator(arr, sort_fn, group_fn, grouping)``. With
+    ``grouping`` the items are split into groups of equal ``group_fn(item)`` (first-seen order;
+    dicts such as gen_kwargs compare by value); inside each group (or over all items) they are
+    sorted by ``sort_fn(item)``. :meth:`get_batched` yields lists of ``n`` items (``n=0``: one
+    batch per group); :meth:`get_original` takes the answers in that batch order and returns them
+    in the order of ``arr``.
+    """
+
+    def __init__(
+        self,
+        arr: list[Any],
+        sort_fn: Callable[[Any], Any],
+        group_fn: Callable[[Any], Any] = lambda x: x[1],
+        grouping: bool = False,
+    ) -> None:
+        self._size = len(arr)
+        indexed = list(enumerate(arr))
+        groups: dict[str, list[tuple[int, Any]]] = {}
+        for pair in indexed if grouping else []:
+            groups.setdefault(canonical_json(group_fn(pair[1])), []).append(pair)
+        ordered = list(groups.values()) if grouping else [indexed]
+        self._groups = [sorted(group, key=lambda pair: sort_fn(pair[1])) for group in ordered]
+        self._order = [index for group in self._groups for index, _ in group]
+
+    def __len__(self) -> int:
+        return self._size
+
+    def get_batched(
+        self, n: int = 1, batch_fn: Callable[[int, Any], int] | None = None
+    ) -> Iterator[list[Any]]:
+        """Lists of at most ``n`` items (``batch_fn(position, item)`` may pick the size; 0 = all)."""
+        for group in self._groups:
+            items = [item for _, item in group]
+            start = 0
+            while start < len(items):
+                size = batch_fn(start, items[start]) if batch_fn is not None else n
+                stop = len(items) if size <= 0 else start + size
+                yield items[start:stop]
+                start = stop
+
+    def get_original(self, newarr: list[Any]) -> list[Any]:
+        """``newarr`` (answers in :meth:`get_batched` order) rearranged into the order of ``arr``."""
+        if len(newarr) != self._size:
+            raise ValueError(f"Collator.get_original: expected {self._size} answers, got {len(newarr)}")
+        out: list[Any] = [None] * self._size
+        for index, value in zip(self._order, newarr):
+            out[index] = value
+        return out

@@ -26,6 +26,7 @@ import pytest
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo", "srun")
 START_TIMEOUT_S = 60.0
+FAKE_GPUS = 2
 
 
 @dataclass
@@ -52,6 +53,11 @@ class SlurmCluster:
         return [{"id": r[0], "name": r[1], "state": r[2], "reason": r[3]} for r in rows]
 
 
+def _which(name: str) -> str | None:
+    """A SLURM or munge program, also where PATH lacks the sbin folders."""
+    return shutil.which(name, path=f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin")
+
+
 def _free_ports(count: int) -> list[int]:
     socks = [socket.socket() for _ in range(count)]
     try:
@@ -67,12 +73,12 @@ def _why_not() -> str | None:
     """Why no cluster can start here (None when it can), installing the packages when missing."""
     if os.geteuid() != 0:
         return "a test SLURM cluster needs root (slurmd runs jobs as their user)"
-    missing = [name for name in (*DAEMONS, *CLIENTS) if shutil.which(name) is None]
+    missing = [name for name in (*DAEMONS, *CLIENTS) if _which(name) is None]
     if missing and shutil.which("apt-get"):
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(["apt-get", "install", "-y", "-qq", "slurm-wlm", "munge"],
                            capture_output=True, timeout=600, check=False)  # fmt: skip
-        missing = [name for name in (*DAEMONS, *CLIENTS) if shutil.which(name) is None]
+        missing = [name for name in (*DAEMONS, *CLIENTS) if _which(name) is None]
     if missing:
         return f"SLURM is not installed ({', '.join(missing)} missing; apt-get install slurm-wlm munge)"
     return None
@@ -113,11 +119,18 @@ SchedulerType=sched/backfill
 MinJobAge=300
 KillWait=5
 InactiveLimit=0
-NodeName={node} NodeAddr=127.0.0.1 CPUs=2 RealMemory={memory} State=UNKNOWN
+GresTypes=gpu
+NodeName={node} NodeAddr=127.0.0.1 CPUs=2 RealMemory={memory} Gres=gpu:{FAKE_GPUS} State=UNKNOWN
 PartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP
 """,
         encoding="utf-8",
     )
+    # GPUs that SLURM counts and hands out but that are plain files: a job can ask for them
+    lines = []
+    for i in range(FAKE_GPUS):
+        (root / f"fakegpu{i}").touch()
+        lines.append(f"NodeName={node} Name=gpu File={root / f'fakegpu{i}'}\n")
+    (root / "gres.conf").write_text("".join(lines), encoding="utf-8")
     return conf
 
 
@@ -168,7 +181,7 @@ def _munge(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     key = folder / "munge.key"
     key.write_bytes(os.urandom(128))
     key.chmod(0o400)
-    argv = ["munged", "--foreground", "--force", f"--socket={folder / 'munge.socket'}", f"--key-file={key}",
+    argv = [str(_which("munged")), "--foreground", "--force", f"--socket={folder / 'munge.socket'}", f"--key-file={key}",
             f"--pid-file={folder / 'munged.pid'}", f"--log-file={folder / 'munged.log'}",
             f"--seed-file={folder / 'munged.seed'}"]  # fmt: skip
     return _start(argv, root / "munged.out", env)
@@ -195,11 +208,13 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         deadline = time.monotonic() + 10
         while not socket_path.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
-        procs.append(_start(["slurmctld", "-D", "-i", "-f", str(conf)], root / "slurmctld.out", env))
-        procs.append(_start(["slurmd", "-D", "-f", str(conf)], root / "slurmd.out", env))
+        procs.append(
+            _start([str(_which("slurmctld")), "-D", "-i", "-f", str(conf)], root / "slurmctld.out", env)
+        )
+        procs.append(_start([str(_which("slurmd")), "-D", "-f", str(conf)], root / "slurmd.out", env))
         _wait_idle(cluster, procs)
         yield cluster
-    except RuntimeError as exc:
+    except (RuntimeError, OSError) as exc:
         logs = "".join(
             f"\n--- {p.name}:\n{p.read_text(errors='replace')[-1500:]}" for p in sorted(root.glob("*.log*"))
         )
@@ -216,7 +231,7 @@ def slurm() -> Iterator[SlurmCluster]:
     try:
         manager = slurm_cluster()
         cluster = manager.__enter__()
-    except RuntimeError as exc:
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"no test SLURM cluster: {exc}")
     previous = os.environ.get("SLURM_CONF")
     os.environ["SLURM_CONF"] = str(cluster.conf)

@@ -133,7 +133,7 @@ def test_every_snippet_of_the_service_guide_runs(workdir: Path, monkeypatch: pyt
         if "client" in namespace:
             namespace["client"].close()
     out = printed.getvalue()
-    assert "ok" in out.splitlines()[0]  # client.health()["status"]
+    assert "healthy" in out.splitlines()[0]  # client.health()["status"]
     assert out.count("completed") >= 3 and "failed" not in out, out[-3000:]
     assert "'done': 4, 'total': 4" in out  # the progress of the finished job
     # the training-loop jobs print demo_qa's scores: the dummy's oracle gets every answer right

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 import sys
@@ -358,18 +359,22 @@ def test_registrations_show_in_the_views(global_registry: None, model_package: s
     assert get_model("dummy_later_alias") is DummyChat
 
 
-def test_a_builtin_id_is_not_taken_silently(global_registry: None, model_package: str) -> None:
-    with pytest.raises(ModelRegistrationError, match="model 'dummy' already has chat class") as info:
-        MODEL_REGISTRY_V2.register_manifest(
-            ModelManifest("dummy", chat_class_path=f"{model_package}.impl:ChatOne")
-        )
-    assert "lmms_eval.models.chat.dummy.DummyChat" in str(info.value)
-    assert f"{model_package}.impl:ChatOne" in str(info.value)
+def test_a_builtin_id_is_taken_with_one_warning(
+    global_registry: None, model_package: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As in the published package a plugin may replace a built-in id, but never silently (issue 28)."""
+    caplog.set_level(logging.WARNING, logger="lmms_eval")
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest("dummy", chat_class_path=f"{model_package}.impl:ChatOne")
+    )
+    warnings = [r.getMessage() for r in caplog.records if "'dummy' is replaced" in r.getMessage()]
+    assert len(warnings) == 1 and f"{model_package}.impl:ChatOne" in warnings[0]
+    assert get_model("dummy").__name__ == "ChatOne"
+    assert MODEL_REGISTRY_V2.get_manifest("dummy").simple_class_path is None  # replaced whole
     with pytest.raises(ModelRegistrationError, match="alias 'mock' of model 'mine' already points"):
         MODEL_REGISTRY_V2.register_manifest(
             ModelManifest("mine", chat_class_path=f"{model_package}.impl:ChatOne", aliases=("mock",))
         )
-    assert get_model("dummy") is DummyChat and get_model("mock") is DummyChat
 
 
 def test_install_hints_are_part_of_the_manifests(global_registry: None, model_package: str) -> None:

@@ -25,6 +25,7 @@ from lmms_eval.api.instance import (
     Instance,
     RequestFailure,
     TokenCounts,
+    split_generation_output,
     unwrap_generation_output,
 )
 from lmms_eval.api.model import lmms
@@ -98,13 +99,14 @@ def test_token_counts_has_the_published_fields() -> None:
         ((-1.5, True), ((-1.5, True), None)),  # a loglikelihood pair passes through
     ],
 )
-def test_unwrap_generation_output(output: Any, expected: tuple[Any, Any]) -> None:
-    assert unwrap_generation_output(output) == expected
+def test_split_generation_output(output: Any, expected: tuple[Any, Any]) -> None:
+    assert split_generation_output(output) == expected
 
 
 def test_unwrap_keeps_failures() -> None:
     failure = RequestFailure("boom", token_counts=TokenCounts(input_tokens=5))
-    assert unwrap_generation_output(failure) == (failure, {"input_tokens": 5})
+    assert split_generation_output(failure) == (failure, {"input_tokens": 5})
+    assert unwrap_generation_output(failure) == (failure, TokenCounts(input_tokens=5))
 
 
 class _TupleModel(DummySimple):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -31,6 +32,8 @@ from lmms_eval.entrypoints.executors.slurm import SlurmExecutor
 from lmms_eval.entrypoints.server_args import ServerArgs
 
 SLOW = {"latency": 0.25, "answer_field": "answer"}
+TOKEN = "slurm-test-token-0123456789"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "service.md"
 SLURM_FLAGS = ("--executor", "slurm", "--slurm_gpus_per_node", "0", "--slurm_partition", "debug")
 
 
@@ -99,7 +102,7 @@ def test_a_server_that_cannot_reach_slurm_does_not_start(tmp_path: Path) -> None
     if shutil.which("squeue") is None:
         pytest.skip("SLURM's client commands are not installed")
     env = {**os.environ, "SLURM_CONF": str(tmp_path / "missing.conf")}
-    _refused(tmp_path, ["--executor", "slurm"], "--executor slurm: SLURM does not answer", env)
+    _refused(tmp_path, ["--executor", "slurm"], "--executor slurm: SLURM_CONF=", env)
 
 
 # -- a real cluster --------------------------------------------------------------------------------
@@ -107,7 +110,7 @@ def test_a_server_that_cannot_reach_slurm_does_not_start(tmp_path: Path) -> None
 
 @pytest.fixture
 def server(tmp_path: Path, slurm: SlurmCluster) -> Iterator[Server]:  # noqa: F811
-    srv = Server(tmp_path, free_port(), token=None)
+    srv = Server(tmp_path, free_port(), token=TOKEN)
     srv.start(*SLURM_FLAGS)
     yield srv
     srv.stop()
@@ -125,6 +128,14 @@ def _until(check: Any, what: str, timeout: float = 120) -> None:
         time.sleep(0.2)
 
 
+def _is_worker(proc: Path, job_id: str) -> bool:
+    try:
+        cmdline = (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"lmms_eval.entrypoints.worker" in cmdline and job_id.encode() in cmdline
+
+
 def _running_on_slurm(client: Any, cluster: SlurmCluster, job_id: str, done: int = 1) -> str:
     """Wait until the job's worker reports ``done`` answers; its SLURM job id (RUNNING in squeue)."""
 
@@ -133,6 +144,8 @@ def _running_on_slurm(client: Any, cluster: SlurmCluster, job_id: str, done: int
         return bool(progress and progress["done"] >= done)
 
     _until(progressed, f"job {job_id} reported no progress")
+    environ = [p / "environ" for p in Path("/proc").iterdir() if _is_worker(p, job_id)]
+    assert environ and all(TOKEN.encode() not in e.read_bytes() for e in environ)  # the token stays home
     slurm_id = client.get(f"/jobs/{job_id}").json()["executor_job_id"]
     assert [j["state"] for j in _slurm_jobs(cluster, job_id)] == ["RUNNING"]
     return str(slurm_id)
@@ -183,6 +196,7 @@ def test_a_job_cancelled_outside_the_server_says_so_with_its_log(server: Server,
         assert f"--- job {job['job_id']}: attempt 1" in done["error"]  # the log tail
 
 
+@pytest.mark.slow  # SLURM enforces time limits in whole minutes: about 70 s
 def test_a_job_over_its_time_limit_fails_with_timeout_and_the_log_tail(
     tmp_path: Path,
     slurm: SlurmCluster,  # noqa: F811
@@ -222,13 +236,34 @@ def test_a_requeued_job_starts_again_and_resumes_from_the_cache(server: Server, 
         assert hits and hits[-1] >= 8, log[-2000:]  # the answers of the first start were not asked again
 
 
+def test_a_two_gpu_job_runs_two_ranks_under_srun(tmp_path: Path, slurm: SlurmCluster) -> None:  # noqa: F811
+    srv = Server(tmp_path, free_port(), token=None)
+    srv.start("--executor", "slurm", "--slurm_gpus_per_node", "2")  # the cluster's node counts 2 GPUs
+    try:
+        with srv.client() as client:
+            job = submit(client, model_args={"answer_field": "answer"}, limit=6, num_gpus=2)
+            done = wait(client, job["job_id"], timeout=240)
+            assert done["status"] == "completed", done["error"]
+            assert done["result"]["results"]["demo_qa"]["exact_match,none"] == 1.0
+            shown = slurm.run("scontrol", "show", "job", "-o", done["executor_job_id"])
+            assert "NumTasks=2" in shown and "TresPerNode=gres:gpu:2" in shown, shown
+            log = client.get(f"/jobs/{job['job_id']}/logs").text
+            assert log.count("job finished") == 1, log[-3000:]  # rank 0 writes the results
+            for rank in (0, 1):  # srun started both ranks, the launcher read SLURM's variables
+                assert f"rank {rank} of 2 (local rank {rank}, slurm): process group joined" in log, log
+            assert log.count("generate_until: 3 requests") == 2  # each answered half of the 6
+    finally:
+        srv.stop()
+
+
 def test_a_job_sbatch_refuses_fails_with_sbatch_s_reason(tmp_path: Path, slurm: SlurmCluster) -> None:  # noqa: F811
     srv = Server(tmp_path, free_port(), token=None)
-    srv.start("--executor", "slurm", "--slurm_partition", "nosuch")
+    srv.start("--executor", "slurm", "--slurm_partition", "nosuch", "--slurm_gpus_per_node", "0")
     try:
         with srv.client() as client:
             done = wait(client, submit(client)["job_id"], timeout=60)
             assert done["status"] == "failed" and done["executor_job_id"] is None
+            assert done["error"].startswith("sbatch: error:")
             assert (
                 "sbatch: error: Batch job submission failed: Invalid partition name specified"
                 in done["error"]
@@ -260,3 +295,69 @@ def test_a_killed_server_reattaches_its_slurm_jobs_and_submits_none_twice(
             assert done["executor_job_id"] == slurm_id
             log = client.get(f"/jobs/{job_id}/logs").text
             assert log.count("--- job") == 1 and "--- server: this job is watched again" in log
+
+
+# -- the guide's cluster section -------------------------------------------------------------------
+
+
+def _cluster_section() -> tuple[list[str], str]:
+    """The shell lines and the output block of docs/service.md's "On a cluster (SLURM)"."""
+    text = GUIDE.read_text(encoding="utf-8").split("## On a cluster (SLURM)", 1)[1].split("\n## ", 1)[0]
+    shell = [
+        line for block in re.findall(r"^```sh\n(.*?)^```", text, re.M | re.S) for line in block.splitlines()
+    ]
+    (shown,) = re.findall(r"^```text\n(.*?)^```", text, re.M | re.S)
+    return shell, shown
+
+
+def test_the_guides_cluster_command_is_a_valid_server_configuration() -> None:
+    from lmms_eval.cli import build_parser
+
+    shell, _ = _cluster_section()
+    (serve,) = [line for line in shell if line.startswith("lmms-eval serve ")]
+    parsed = build_parser().parse_args(shlex.split(serve)[1:])
+    given = {k: v for k, v in vars(parsed).items() if k in ServerArgs.model_fields and v is not None}
+    args = ServerArgs(**given)
+    assert (
+        args.executor == "slurm"
+        and args.slurm_time == "4:00:00"
+        and args.shared_path() == Path("/shared/eval/jobs")
+    )
+    executor = SlurmExecutor(args, check=False)
+    argv = executor.sbatch_argv(_launch(Path("/shared/eval/jobs"), 16))
+    for flag in (
+        "--partition=gpu",
+        "--account=mylab",
+        "--qos=normal",
+        "--nodes=2",
+        "--gres=gpu:8",
+        "--mem=128G",
+    ):
+        assert flag in argv, argv
+
+
+def test_the_guides_squeue_and_scontrol_lines_show_what_it_says(server: Server, slurm: SlurmCluster) -> None:  # noqa: F811
+    shell, shown = _cluster_section()
+    documented_id = re.search(r"lmms-eval-([0-9a-f]{16})", shown)
+    assert documented_id is not None
+    with server.client() as client:
+        job = submit(client, model_args=SLOW, limit=40)
+        slurm_id = _running_on_slurm(client, slurm, job["job_id"])
+        outputs = []
+        for line in shell:
+            if line.startswith(("squeue", "scontrol")):
+                argv = shlex.split(
+                    line.replace(documented_id.group(1), job["job_id"]).replace("job 1", f"job {slurm_id}")
+                )
+                outputs.append(slurm.run(*argv))
+        client.delete(f"/jobs/{job['job_id']}")
+    squeue_out, scontrol_out = outputs
+    assert squeue_out.split()[:5] == shown.split()[:5]  # the same columns
+    assert squeue_out.split()[5:8] == [slurm_id, f"lmms-eval-{job['job_id']}", "RUNNING"]
+    for field in (
+        "JobState=RUNNING",
+        "Requeue=1",
+        "Restarts=0",
+        f"StdOut={server.root}/state/logs/{job['job_id']}.log",
+    ):
+        assert field in scontrol_out and field.split("=")[0] in shown

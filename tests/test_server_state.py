@@ -169,7 +169,7 @@ def test_a_store_damaged_while_running_answers_503_and_logs_once(
     try:
         client = TestClient(app, base_url="http://127.0.0.1")  # no lifespan: the test runs the steps
         assert service.store.insert("j1", {}, 0, str(tmp_path / "out" / "j1"), max_queued=10)
-        assert client.get("/health").json()["status"] == "ok"
+        assert client.get("/health").json()["status"] == "healthy"
         other = sqlite3.connect(service.store.path, isolation_level=None)  # damage through SQLite itself
         other.execute("PRAGMA writable_schema=ON")
         (version,) = other.execute("PRAGMA schema_version").fetchone()
@@ -250,7 +250,7 @@ def test_a_full_state_disk_refuses_submissions_and_never_fails_a_running_job(
             done = wait(client, job["job_id"], timeout=30)
             assert done["status"] == "completed", done["error"]
             assert done["result"]["results"]["demo_qa"]
-            assert client.get("/health").json()["status"] == "ok"
+            assert client.get("/health").json()["status"] == "healthy"
             assert submit(client, limit=1)["status"] == "queued"
     finally:
         srv.stop()

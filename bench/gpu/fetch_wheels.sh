@@ -11,7 +11,7 @@ dest="$here/wheels"
 mkdir -p "$dest"
 pip="${PIP:-python -m pip}"
 # pure Python: one wheel for every version
-pure=(pydantic annotated-types typing-inspection "jinja2>=3.1" loguru "setuptools>=69" wheel packaging tqdm)
+pure=(pydantic annotated-types typing-inspection typing-extensions "jinja2>=3.1" loguru "setuptools>=69" wheel packaging tqdm)
 # compiled: one wheel per CPython version
 binary=(pydantic-core pyyaml markupsafe)
 $pip download --quiet --no-deps --only-binary=:all: -d "$dest" "${pure[@]}"

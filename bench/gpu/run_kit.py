@@ -52,6 +52,7 @@ NEEDED = {
     "markupsafe": "markupsafe",
     "loguru": "loguru",
     "tqdm": "tqdm",
+    "typing_extensions": "typing-extensions",
 }
 
 # Qwen2-VL-2B's dimensions (the published config.json); the vocabulary keeps its size, the

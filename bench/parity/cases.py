@@ -208,12 +208,204 @@ def mathvista_testmini_format() -> Case:
     return {"task": "mathvista_testmini_format", "split": "testmini", "docs": docs, "answers": answers}
 
 
+def _letter_grid_case(task: str, split: str, make_doc: Callable[[int, int], dict[str, Any]]) -> Case:
+    """A case with every tricky answer for every gold letter; ``make_doc(i, gold_index)``."""
+    docs, answers = [], []
+    for i, (g, answer) in enumerate(_mcq_grid()):
+        docs.append(make_doc(i, g))
+        answers.append(answer)
+    return {"task": task, "split": split, "docs": docs, "answers": answers}
+
+
+OPTION_TEXTS = ["red", "blue", "green", "a cat"]
+
+
+def realworldqa() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        gold = LETTERS[g] if i % 6 else OPTION_TEXTS[g]  # a few golds are free text
+        return {"question": f"Q{i}?\nA. red\nB. blue\nC. green\nD. a cat", "answer": gold}
+
+    return _letter_grid_case("realworldqa", "test", doc)
+
+
+def videomme() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {
+            "video_id": f"{i:03d}",
+            "duration": ["short", "medium", "long"][i % 3],
+            "domain": ["Knowledge", "Sports Competition"][i % 2],
+            "sub_category": "x",
+            "url": "x",
+            "videoID": f"v{i}",
+            "question_id": f"{i:03d}-1",
+            "task_type": ["Counting Problem", "Object Recognition"][i % 2],
+            "question": f"Q{i}?",
+            "options": [f"{c}. {t}" for c, t in zip(LETTERS, OPTION_TEXTS)],
+            "answer": LETTERS[g],
+        }
+
+    return _letter_grid_case("videomme", "test", doc)
+
+
+def mlvu_dev() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        options = "\n".join(f"({c}) {t}" for c, t in zip(LETTERS, OPTION_TEXTS))
+        return {
+            "video_name": f"v{i}.mp4",
+            "question": f"Q{i}?\n{options}",
+            "answer": LETTERS[g],
+            "task_type": ["plotQA", "needle", "ego", "count"][i % 4],
+            "question_type": "x",
+        }
+
+    return _letter_grid_case("mlvu_dev", "test", doc)
+
+
+def perceptiontest_val_mc() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {
+            "video_name": f"v{i}",
+            "question_id": f"q{i}",
+            "question": f"Q{i}?",
+            "options": OPTION_TEXTS[:3],
+            "answer_id": str(g % 3),
+            "area": ["memory", "physics"][i % 2],
+            "reasoning": ["descriptive", "predictive"][i % 2],
+            "tag": [],
+        }
+
+    case = _letter_grid_case("perceptiontest_val_mc", "validation", doc)
+    case["docs"] = [d for d, g in zip(case["docs"], [g for g, _ in _mcq_grid()]) if g < 3]
+    case["answers"] = [a for a, (g, _) in zip(case["answers"], _mcq_grid()) if g < 3]
+    return case
+
+
+def seedbench() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {
+            "question": f"Q{i}?",
+            "choice_a": "red",
+            "choice_b": "blue",
+            "choice_c": "green",
+            "choice_d": "a cat",
+            "answer": LETTERS[g],
+            "data_type": ["image", "video"][i % 2],
+            "question_id": str(i),
+            "question_type_id": 1,
+            "data_id": str(i),
+            "segment": None,
+        }
+
+    return _letter_grid_case("seedbench", "test", doc)
+
+
+def ai2d() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {"question": f"Q{i}?", "options": OPTION_TEXTS, "answer": str(g)}
+
+    return _letter_grid_case("ai2d", "test", doc)
+
+
+def scienceqa_img() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {"question": f"Q{i}?", "choices": OPTION_TEXTS, "answer": g, "hint": "", "image": None}
+
+    return _letter_grid_case("scienceqa_img", "test", doc)
+
+
+def mmbench_en_dev() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {
+            "index": i,
+            "question": f"Q{i}?",
+            "hint": "nan",
+            "A": "red",
+            "B": "blue",
+            "C": "green",
+            "D": "a cat",
+            "answer": LETTERS[g],
+            "category": ["attribute_recognition", "ocr"][i % 2],
+            "L2-category": ["finegrained_perception", "coarse_perception"][i % 2],
+            "source": "x",
+            "split": "dev",
+            "comment": "nan",
+        }
+
+    return _letter_grid_case("mmbench_en_dev", "dev", doc)
+
+
+def egoschema_subset() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        return {
+            "video_idx": f"v{i}",
+            "question_idx": str(i),
+            "question": f"Q{i}?",
+            "option": [f"{c}. {t}" for c, t in zip("ABCDE", [*OPTION_TEXTS, "a dog"])],
+            "answer": str(g),
+        }
+
+    return _letter_grid_case("egoschema_subset", "test", doc)
+
+
+def longvideobench_val_v() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        options = {f"option{k}": t for k, t in enumerate([*OPTION_TEXTS, "a dog"])}
+        return {
+            "video_id": f"v{i}",
+            "video_path": f"v{i}.mp4",
+            "subtitle_path": f"v{i}.json",
+            "question": f"Q{i}?",
+            "question_wo_referring_query": f"Q{i}?",
+            "correct_choice": g,
+            "duration_group": [15, 60, 600][i % 3],
+            "question_category": ["S2E", "T3O"][i % 2],
+            "duration": 10.0,
+            "starting_timestamp_for_subtitles": 0,
+            "view_count": 0,
+            "topic_category": "x",
+            "level": "x",
+            "id": f"id{i}",
+            **options,
+        }
+
+    return _letter_grid_case("longvideobench_val_v", "test", doc)
+
+
+def nextqa_mc_test() -> Case:
+    def doc(i: int, g: int) -> dict[str, Any]:
+        options = {f"a{k}": t for k, t in enumerate([*OPTION_TEXTS, "a dog"])}
+        return {
+            "video": f"v{i}",
+            "frame_count": 100,
+            "width": 16,
+            "height": 16,
+            "question": f"Q{i}?",
+            "answer": g,
+            "qid": i,
+            "type": ["CW", "TN", "DC"][i % 3],
+            **options,
+        }
+
+    return _letter_grid_case("nextqa_mc_test", "test", doc)
+
+
 CASES: dict[str, Callable[[], Case]] = {
     "mmmu_val": mmmu_val,
     "mmstar": mmstar,
     "mathvista_testmini_format": mathvista_testmini_format,
     "mmau_test_mini": mmau_test_mini,
     "mvbench_action_sequence": mvbench_action_sequence,
+    "realworldqa": realworldqa,
+    "videomme": videomme,
+    "mlvu_dev": mlvu_dev,
+    "perceptiontest_val_mc": perceptiontest_val_mc,
+    "seedbench": seedbench,
+    "ai2d": ai2d,
+    "scienceqa_img": scienceqa_img,
+    "mmbench_en_dev": mmbench_en_dev,
+    "egoschema_subset": egoschema_subset,
+    "longvideobench_val_v": longvideobench_val_v,
+    "nextqa_mc_test": nextqa_mc_test,
 }
 
 

@@ -84,6 +84,8 @@ def resolve(ref: Any, folder: str) -> Any:
 def _target(config: dict[str, Any], doc: dict[str, Any]) -> Any:
     target = resolve(config.get("doc_to_target"), config["__dir__"])
     if callable(target):
+        if len(inspect.signature(target).parameters) >= 2:  # as the published task passes them
+            return target(doc, (config.get("model_specific_target_kwargs") or {}).get("default"))
         return target(doc)
     if isinstance(target, str) and target in doc:
         return doc[target]

@@ -32,7 +32,7 @@ from lmms_eval.api.instance import (
     Instance,
     RequestFailure,
     TokenCounts,
-    unwrap_generation_output,
+    split_generation_output,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def _messages(prompt: str, visual: Callable[..., Any] | None, doc: Any) -> list[
 
 
 def _advance(episode: _Episode, output: Any) -> None:
-    text, counts = unwrap_generation_output(output)
+    text, counts = split_generation_output(output)
     for key in ("input_tokens", "output_tokens", "reasoning_tokens"):
         if counts and isinstance(counts.get(key), int):
             episode.counts[key] = episode.counts.get(key, 0) + int(counts[key])

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval.api.instance import FailureKind, RequestFailure, unwrap_generation_output
+from lmms_eval.api.instance import FailureKind, RequestFailure, split_generation_output
 
 # hears each answer reported to the gate: (request, output), in the thread that reported it
 AnswerListener = Callable[[Any, Any], None]
@@ -154,7 +154,7 @@ class RequestGate:
 
     def done(self, output: Any, request: Any = None) -> None:
         """Record one answer: progress, tokens, circuit breaker; keep it and hand it to the listeners."""
-        value, counts = unwrap_generation_output(output)
+        value, counts = split_generation_output(output)
         failed = isinstance(value, RequestFailure) and value.kind != "not_sent"
         with self._lock:
             self._reported += 1

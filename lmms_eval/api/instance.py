@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
 
 OutputType = Literal[
@@ -131,16 +131,37 @@ class Instance:
         return self.arguments
 
 
-def unwrap_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
+def unwrap_generation_output(output: Any) -> tuple[Any, TokenCounts | None]:
+    """Split a model output into ``(value, TokenCounts | None)``, as the published function does.
+
+    Accepts what :func:`split_generation_output` accepts; a ``(text, dict)`` pair's dict becomes
+    a :class:`TokenCounts` of its token fields. Timing is dropped (see
+    :func:`split_generation_output`, which the evaluator uses, for counts with timing).
+    """
+    if isinstance(output, (GenerationResult, RequestFailure)):
+        value = output.text if isinstance(output, GenerationResult) else output
+        return value, output.token_counts
+    if isinstance(output, tuple) and len(output) == 2 and isinstance(output[0], str):
+        text, extra = output
+        if isinstance(extra, TokenCounts):
+            return text, extra
+        if isinstance(extra, dict):
+            names = [f.name for f in fields(TokenCounts)]
+            return text, TokenCounts(**{k: extra[k] for k in names if k in extra})
+        if extra is None:
+            return text, None
+    return output, None
+
+
+def split_generation_output(output: Any) -> tuple[Any, dict[str, Any] | None]:
     """Split a model output into ``(value, token_counts_dict)``.
 
     Accepts ``str``, :class:`GenerationResult`, :class:`RequestFailure`, the published
     ``(text, TokenCounts)`` pair (also ``(text, dict)`` and ``(text, None)``), and loglikelihood
     ``(float, bool)`` pairs, which pass through unchanged. The value is never the pair itself, so a
-    model's token counts are never scored as part of its answer. Unlike the published function the
-    counts come back as a dict (:meth:`TokenCounts.to_dict`), which for a
-    :class:`GenerationResult` also carries its timing (``latency_s``, ``time_to_first_token_s``)
-    when the model measured it.
+    model's token counts are never scored as part of its answer. The counts are a dict
+    (:meth:`TokenCounts.to_dict`), which for a :class:`GenerationResult` also carries its timing
+    (``latency_s``, ``time_to_first_token_s``) when the model measured it.
     """
     if isinstance(output, RequestFailure):
         return output, output.token_counts.to_dict() if output.token_counts else None

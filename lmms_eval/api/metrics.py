@@ -258,7 +258,7 @@ _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 _DIGIT_TABLE = str.maketrans("", "", string.digits)
 
 
-def _normalise_for_match(
+def normalise_for_match(
     text: str,
     regexes: Sequence[re.Pattern[str]],
     ignore_case: bool,
@@ -300,7 +300,7 @@ def exact_match_hf(
     compiled = [re.compile(p) for p in patterns]
     options = (compiled, ignore_case, ignore_punctuation, ignore_numbers)
     hits = sum(
-        _normalise_for_match(str(pred), *options) == _normalise_for_match(str(ref), *options)
+        normalise_for_match(str(pred), *options) == normalise_for_match(str(ref), *options)
         for pred, ref in zip(predictions, references)
     )
     return hits / len(predictions)

@@ -50,6 +50,10 @@ class lmms(abc.ABC):
     """
 
     is_simple: bool = True
+    # how a chat model's generate_until requests are laid out: "guide" (5 elements, the model
+    # guide), "published" (6, the published package) or None (read from how generate_until
+    # unpacks them; see lmms_eval.api.chat_layout)
+    chat_request_layout: str | None = None
 
     def __init__(self) -> None:
         self._rank = 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -166,6 +167,73 @@ def _metric_fn(task: ConfigurableTask, cfg: Any, output_type: str) -> Callable[.
     if not any(t in GENERATION_TYPES for t in spec.output_types):
         raise _unavailable(task, cfg.name, output_type)
     return spec.fn
+
+
+def score_generation_docs(
+    task: ConfigurableTask, docs: Sequence[Any], results: Sequence[list[Any]]
+) -> list[dict[str, Any]] | None:
+    """Every doc's built-in generation scores at once, or ``None`` where that is not possible.
+
+    Possible when the task scores with the built-in ``process_results`` and each metric is
+    ``exact_match`` (the registered one, with options it takes) or a label/corpus metric (whose
+    per-doc value is a pair): the options are read and the patterns compiled once, and each doc
+    costs a comparison. The values are those :func:`builtin_process_results` gives doc by doc; a
+    doc whose target cannot be read sends the whole task back to the per-doc path, which reports it.
+    """
+    from lmms_eval.api.metrics import exact_match
+    from lmms_eval.api.task import ConfigurableTask
+
+    if (
+        task.config.output_type not in GENERATION_TYPES
+        or task.config.process_results is not None
+        or task.config.process_results_batch is not None
+        or task.predict_only
+        or type(task).process_results is not ConfigurableTask.process_results
+    ):
+        return None
+    plans: list[tuple[str, Callable[[Any, str], Any]]] = []
+    for cfg in task.metric_configs:
+        name = cfg.name
+        if name in LABEL_METRICS:
+            plans.append((name, _label_item))
+        elif name in CORPUS_METRICS:
+            plans.append((name, lambda gold, prediction: (gold, prediction)))
+        elif name != "anls" and not callable(cfg.metric) and get_metric(name).fn is exact_match:
+            if _call_shape(exact_match, tuple(cfg.kwargs))[1] is not None:
+                return None  # the per-doc path names the bad option
+            plans.append((name, _exact_matcher(**cfg.kwargs)))
+        else:
+            return None
+    try:
+        golds = [task.gold_text(doc) for doc in docs]
+    except Exception:
+        return None
+    predictions = [_prediction(r) for r in results]
+    return [
+        {name: score(gold, prediction) for name, score in plans}
+        for gold, prediction in zip(golds, predictions)
+    ]
+
+
+def _exact_matcher(
+    regexes_to_ignore: Sequence[str] | str | None = None,
+    ignore_case: bool = False,
+    ignore_punctuation: bool = False,
+    ignore_numbers: bool = False,
+) -> Callable[[Any, str], float]:
+    """``exact_match_hf`` of one doc (the best gold of several) with its options read once."""
+    from lmms_eval.api.metrics import normalise_for_match
+
+    patterns = [regexes_to_ignore] if isinstance(regexes_to_ignore, str) else list(regexes_to_ignore or ())
+    options = ([re.compile(p) for p in patterns], ignore_case, ignore_punctuation, ignore_numbers)
+
+    def score(gold: Any, prediction: str) -> float:
+        predicted = normalise_for_match(prediction, *options)
+        if isinstance(gold, list):
+            return max((float(normalise_for_match(str(g), *options) == predicted) for g in gold), default=0.0)
+        return float(normalise_for_match(str(gold), *options) == predicted)
+
+    return score
 
 
 def _generation(task: ConfigurableTask, doc: Any, results: list[Any]) -> dict[str, Any]:

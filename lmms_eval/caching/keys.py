@@ -28,7 +28,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts, unwrap_generation_output
+from lmms_eval.api.instance import GenerationResult, Instance, TokenCounts, split_generation_output
 from lmms_eval.api.model import resolve_continuation
 from lmms_eval.utils import canonical_json, hash_string, redact
 
@@ -198,7 +198,7 @@ def encode_response(request_type: str, output: Any) -> dict[str, Any] | None:
     Failures (:class:`RequestFailure`, ``None``), empty or whitespace-only texts and malformed
     loglikelihood results are never cached. Token counts are kept (timings are not).
     """
-    value, counts = unwrap_generation_output(output)
+    value, counts = split_generation_output(output)
     if request_type == "loglikelihood":
         if not isinstance(value, (tuple, list)) or len(value) != 2:
             return None

@@ -49,6 +49,11 @@ class EvaluateRequest(_RunSettings):  # type: ignore[misc, valid-type]
 
     model: str = Field(description="model id or alias (see GET /models)")
     tasks: str | list[str] = Field(description="task names: a list or a comma-separated string")
+    output_dir: str | None = Field(
+        default=None,
+        exclude=True,
+        description="the published name of output_path (used when that is not given)",
+    )
     num_gpus: int = Field(
         default=1, ge=0, le=MAX_GPUS, description=f"GPUs the job takes, 0 (a CPU slot) to {MAX_GPUS}"
     )
@@ -90,10 +95,10 @@ class EvaluateRequest(_RunSettings):  # type: ignore[misc, valid-type]
 
     def settings_keywords(self) -> dict[str, Any]:
         """The options that were given, as :meth:`EvalSettings.from_keywords` takes them."""
-        return self.model_dump(exclude_unset=True, exclude={"num_gpus", *TRAINING_FIELDS}) | {
-            "model": self.model,
-            "tasks": self.tasks,
-        }
+        given = self.model_dump(exclude_unset=True, exclude={"num_gpus", "output_dir", *TRAINING_FIELDS})
+        if self.output_dir is not None and given.get("output_path") is None:
+            given["output_path"] = self.output_dir
+        return given | {"model": self.model, "tasks": self.tasks}
 
     def training(self) -> dict[str, Any] | None:
         """``training_run``, ``step`` and ``metadata`` as given (None when none was)."""
@@ -135,6 +140,9 @@ class JobInfo(BaseModel):
     executor_job_id: str | None = Field(
         default=None, description="where the job runs: its SLURM job id (--executor slurm) or process id"
     )
+    # the published field names, beside ours
+    position_in_queue: int | None = Field(default=None, description="the published name of `position`")
+    completed_at: str | None = Field(default=None, description="`finished_at` as an ISO 8601 string (UTC)")
 
 
 class JobScore(BaseModel):
@@ -181,3 +189,6 @@ class MergeRequest(BaseModel):
 
     checkpoint_path: str
     output_path: str
+    checkpoint_type: Literal["regular", "ema"] = Field(
+        default="regular", description="the published client's field; both kinds merge the same files here"
+    )

@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from lmms_eval.errors import ConfigError, LmmsEvalError, did_you_mean
 from lmms_eval.http_guard import Answer, Auth, HttpGuard, allowed_names, check_token
 from lmms_eval.secrets import redact, register_secret
 from lmms_eval.settings import EvalSettings
+from lmms_eval.utils import iso_timestamp
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,11 @@ def read_result(output_path: str) -> dict[str, Any] | None:
     except LmmsEvalError as exc:
         logger.warning("job results unreadable: %s", exc)
         return None
+
+
+def iso_time(seconds: float | None) -> str | None:
+    """A Unix time as the published server's ISO 8601 string (UTC); ``None`` stays ``None``."""
+    return None if seconds is None else iso_timestamp(datetime.fromtimestamp(seconds, timezone.utc))
 
 
 def job_summary(row: JobRow) -> JobSummary:
@@ -198,7 +205,8 @@ class Service:
             return 503, {"status": "error", "detail": str(exc)}
         if self.store.full:
             return 200, {"status": "degraded", "detail": self.store.full, "jobs": counts}
-        return 200, {"status": "ok", "jobs": counts}
+        # "healthy" is the published word (its client checks it); our client accepts "ok" too
+        return 200, {"status": "healthy", "jobs": counts, "queue_size": counts.get("queued", 0)}
 
     def job_info(self, row: JobRow) -> JobInfo:
         result = read_result(row.output_path) if row.status == "completed" else None
@@ -213,6 +221,8 @@ class Service:
             error=row.error,
             progress=self.progress(row),
             position=self.store.position(row.job_id) if row.status == "queued" else None,
+            position_in_queue=self.store.position(row.job_id) if row.status == "queued" else None,
+            completed_at=iso_time(row.finished_at),
             training_run=row.training_run,
             step=row.step,
             metadata=row.metadata,

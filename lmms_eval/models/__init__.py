@@ -201,8 +201,10 @@ def _legacy_plugin_packages() -> list[str]:
 
 
 def _register_legacy_entry(package: str, model_id: str, value: Any) -> None:
+    # a built-in id is replaced whole (one warning), as the published package does; others overwrite
+    overwrite = not MODEL_REGISTRY_V2.is_builtin(model_id)
     if isinstance(value, type):
-        register_model_class(model_id, value, registry=MODEL_REGISTRY_V2, overwrite=True)
+        register_model_class(model_id, value, registry=MODEL_REGISTRY_V2, overwrite=overwrite)
         return
     path = class_path(f"{package}.models", model_id, value)
     is_simple = True
@@ -216,7 +218,7 @@ def _register_legacy_entry(package: str, model_id: str, value: Any) -> None:
             simple_class_path=path if is_simple else None,
             chat_class_path=None if is_simple else path,
         ),
-        overwrite=True,
+        overwrite=overwrite,
     )
 
 

@@ -56,6 +56,11 @@ class ModelClassError(LmmsEvalError):
     """A registered model class cannot be imported or does not fit its registration."""
 
 
+class ModelClassTypeError(ModelClassError, TypeError):
+    """A model class is not an ``lmms`` subclass or its ``is_simple`` contradicts its registration
+    (a ``TypeError`` too, as the published ``validate_model_class`` raises)."""
+
+
 @dataclass(frozen=True)
 class ModelManifest:
     """Declarative registration of a model id and its chat and/or simple implementation.
@@ -122,6 +127,7 @@ class RegistrySnapshot:
 
     state: RegistryState
     classes: dict[str, type[Any]]
+    builtin_ids: frozenset[str] = frozenset()
 
 
 class ModelRegistryV2(Registry[ModelManifest]):
@@ -132,21 +138,31 @@ class ModelRegistryV2(Registry[ModelManifest]):
     def __init__(self) -> None:
         super().__init__("model", HOW_TO_REGISTER)
         self._classes: dict[str, type[Any]] = {}  # class path -> class registered as an object
+        self._builtin_ids: set[str] = set()  # models of this package (a plugin may replace them)
 
     # -- registration ------------------------------------------------------------------------------
 
-    def register_manifest(self, manifest: ModelManifest, overwrite: bool = False) -> None:
+    def register_manifest(
+        self, manifest: ModelManifest, overwrite: bool = False, builtin: bool = False
+    ) -> None:
         """Add a manifest, merging it with an existing one for the same id.
 
         A different class path for a kind the id already has, an alias that already names another
         model, or a model id that is already another model's alias raise
         :class:`ModelRegistrationError` unless ``overwrite`` is set; with ``overwrite`` the new
         manifest wins and the name is taken from its previous owner. Nothing is changed on error.
+        ``builtin`` marks a model of this package: a later manifest (without ``overwrite``) with
+        other classes for its id or one of its aliases replaces it whole, with one warning, as a
+        plugin's does in the published package; with ``overwrite`` it is merged as above.
         """
         model_id = manifest.model_id
         self.load(wait=False)  # plugins first, so that a collision with them is seen
         with self._lock:
             existing = self._entries.get(model_id)
+            if builtin:
+                self._builtin_ids.add(model_id)
+            elif not overwrite and self._replaces_builtin(manifest, existing):
+                existing, overwrite = None, True
             merged = (
                 self._merge(existing, manifest, overwrite)
                 if isinstance(existing, ModelManifest)
@@ -162,6 +178,39 @@ class ModelRegistryV2(Registry[ModelManifest]):
         if not isinstance(obj, ModelManifest) or obj.model_id != name:
             raise ModelRegistrationError(f"model '{name}' must be registered with a ModelManifest for it")
         self.register_manifest(replace(obj, aliases=(*obj.aliases, *aliases)), overwrite)
+
+    def is_builtin(self, model_id: str) -> bool:
+        """Whether ``model_id`` is still this package's own model (not replaced by a plugin)."""
+        return model_id in self._builtin_ids
+
+    def _replaces_builtin(self, manifest: ModelManifest, existing: Any) -> bool:
+        """Whether ``manifest`` takes a built-in id or alias with other classes (logs one warning)."""
+        model_id = manifest.model_id
+        owner = self._aliases.get(model_id)
+        if owner in self._builtin_ids and owner != model_id:
+            logger.warning(
+                "model '%s' (%s) replaces the alias '%s' of the built-in model '%s'",
+                model_id,
+                manifest.chat_class_path or manifest.simple_class_path,
+                model_id,
+                owner,
+            )
+            return True
+        if model_id not in self._builtin_ids or not isinstance(existing, ModelManifest):
+            return False
+        pairs = (
+            (existing.simple_class_path, manifest.simple_class_path),
+            (existing.chat_class_path, manifest.chat_class_path),
+        )
+        if all(new is None or old is None or same_definition(old, new) for old, new in pairs):
+            return False
+        logger.warning(
+            "model '%s' is replaced by %s (the built-in model is no longer used in this process)",
+            model_id,
+            manifest.chat_class_path or manifest.simple_class_path,
+        )
+        self._builtin_ids.discard(model_id)
+        return True
 
     @staticmethod
     def _merge(old: ModelManifest, new: ModelManifest, overwrite: bool) -> ModelManifest:
@@ -238,6 +287,11 @@ class ModelRegistryV2(Registry[ModelManifest]):
         _validate_class(resolved, cls)
         return cls
 
+    @staticmethod
+    def _validate_model_class(cls: Any, resolved: ResolvedModel) -> None:
+        """The published spelling of :func:`validate_model_class`."""
+        _validate_class(resolved, cls)
+
     def list_canonical_model_ids(self) -> list[str]:
         return self.names()
 
@@ -263,13 +317,14 @@ class ModelRegistryV2(Registry[ModelManifest]):
     def snapshot(self) -> RegistrySnapshot:
         """A copy of the tables, to :meth:`restore` later (tests, temporary registrations)."""
         with self._lock:
-            return RegistrySnapshot(super().snapshot(), dict(self._classes))
+            return RegistrySnapshot(super().snapshot(), dict(self._classes), frozenset(self._builtin_ids))
 
     def restore(self, state: Any) -> None:
         """Put back the tables of :meth:`snapshot`, dropping everything registered since."""
         with self._lock:
             super().restore(state.state)
             self._classes = dict(state.classes)
+            self._builtin_ids = set(state.builtin_ids)
 
     # -- plugins ----------------------------------------------------------------------------------
 
@@ -322,11 +377,17 @@ def _import_class(resolved: ResolvedModel, install_hint: str | None = None) -> A
         raise ModelClassError(f"model '{resolved.model_id}': {path} does not exist ({exc})") from exc
 
 
+def validate_model_class(cls: Any, resolved: ResolvedModel) -> None:
+    """Raise :class:`ModelClassTypeError` unless ``cls`` subclasses ``lmms`` with the ``is_simple``
+    of ``resolved`` (the published name and argument order)."""
+    _validate_class(resolved, cls)
+
+
 def _validate_class(resolved: ResolvedModel, cls: Any) -> None:
     from lmms_eval.api.model import lmms
 
     if not isinstance(cls, type) or not issubclass(cls, lmms):
-        raise ModelClassError(
+        raise ModelClassTypeError(
             f"model '{resolved.model_id}': {resolved.class_path} is not a subclass of lmms_eval.api.model.lmms"
         )
     if bool(cls.is_simple) != resolved.is_simple:
@@ -335,7 +396,7 @@ def _validate_class(resolved: ResolvedModel, cls: Any) -> None:
             if cls.is_simple
             else "set `is_simple = True` on the class or register it as chat_class_path"
         )
-        raise ModelClassError(
+        raise ModelClassTypeError(
             f"model '{resolved.model_id}': {resolved.class_path} is registered as a {resolved.model_type} "
             f"model but has is_simple={cls.is_simple}; {fix}"
         )

@@ -193,8 +193,8 @@ def _jiwer() -> Any:
 
 __all__ = [
     "CHARACTER_LANGUAGES",
-    "cantonese_characters",
     "asr_language",
+    "cantonese_characters",
     "chinese_characters",
     "chinese_numerals",
     "corpus_error_rate",

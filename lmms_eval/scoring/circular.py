@@ -41,18 +41,26 @@ def available_options(row: Mapping[str, Any], letters: str = OPTION_LETTERS) -> 
     return {letter: str(row[letter]) for letter in letters if not is_missing(row.get(letter))}
 
 
-def _letters_named(answer: str, letters: Iterable[str]) -> set[str]:
+def _letters_named(answer: str, letters: Iterable[str], article_rule: bool = True) -> set[str]:
     words = _LETTER_PUNCTUATION.sub(" ", answer).split()
     found = {word for word in words if word in set(letters)}
-    article = len(words) > 3 and words[0] == "A" and words[1][:1].islower() and words[1] not in _LETTER_VERBS
+    article = (
+        article_rule
+        and len(words) > 3
+        and words[0] == "A"
+        and words[1][:1].islower()
+        and words[1] not in _LETTER_VERBS
+    )
     if article and "A" not in words[1:]:
         found.discard("A")
     return found
 
 
-def extract_choice(answer: str, options: Mapping[str, str]) -> str | None:
-    """The option letter ``answer`` picks by the rules of the module docstring; None if unresolved."""
-    letters = _letters_named(str(answer), options)
+def extract_choice(answer: str, options: Mapping[str, str], article_rule: bool = True) -> str | None:
+    """The option letter ``answer`` picks by the rules of the module docstring; None if unresolved.
+
+    ``article_rule=False`` reads a leading ``"A"`` as option A always (HR-Bench's published rule)."""
+    letters = _letters_named(str(answer), options, article_rule)
     if len(letters) == 1:
         return next(iter(letters))
     lowered = str(answer).lower()

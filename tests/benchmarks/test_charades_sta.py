@@ -57,8 +57,15 @@ def test_temporal_iou_hand_worked() -> None:
 def charades_data(hub_dataset: Any, dataset_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import datasets
 
-    rows = [{"video": f"v{i % 2}.mp4", "caption": f"person opens door {i}", "timestamp": [0.0, 6.9]} for i in range(len(CASES))]
-    features = {"video": datasets.Value("string"), "caption": datasets.Value("string"), "timestamp": datasets.Sequence(datasets.Value("float64"))}
+    rows = [
+        {"video": f"v{i % 2}.mp4", "caption": f"person opens door {i}", "timestamp": [0.0, 6.9]}
+        for i in range(len(CASES))
+    ]
+    features = {
+        "video": datasets.Value("string"),
+        "caption": datasets.Value("string"),
+        "timestamp": datasets.Sequence(datasets.Value("float64")),
+    }
     hub_dataset(REPO, "test", rows, features)
     for i in range(2):
         write_video(dataset_root / REPO / "Charades_v1_480" / f"v{i}.mp4", frames=8)
@@ -84,5 +91,7 @@ def test_prompt_and_video(charades_data: None, run_benchmark: Any, dataset_root:
     run_benchmark(TASK, _answer, model=simple, limit=1)
     text, [video] = simple.seen[TASK][0]
     assert text.startswith("Please find the visual event described by a sentence in the video")
-    assert text.endswith("Now I will give you the textual sentence: person opens door 0. Please return its start time and end time.")
+    assert text.endswith(
+        "Now I will give you the textual sentence: person opens door 0. Please return its start time and end time."
+    )
     assert video == str(dataset_root / REPO / "Charades_v1_480" / "v0.mp4")

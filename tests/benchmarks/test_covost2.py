@@ -18,7 +18,7 @@ pytest.importorskip("whisper_normalizer")
 # English: after the Whisper English normaliser every pair is identical -> BLEU 100
 EN = [
     ("He bought twenty-one apples, don't you think?", "he bought 21 apples do not you think"),
-    ("Mr. Smith said: \"hello-world\" 5%", "mister smith said hello world five percent"),
+    ('Mr. Smith said: "hello-world" 5%', "mister smith said hello world five percent"),
 ]
 # Chinese: characters after numerals are read and punctuation dropped -> identical -> BLEU 100
 ZH = [("他买了21个苹果（红色）。", "他买了二十一个苹果红色"), ("这是“测试”…好吗？", "这是测试好吗")]
@@ -29,7 +29,7 @@ def _brevity_free_bleu(precisions: list[tuple[int, int]]) -> float:
 
 
 def test_bleu_hand_worked_english() -> None:
-    """"the cat sat on the mat" (6 words) against "a cat sat on the mat": 5/6 unigrams, 4/5
+    """ "the cat sat on the mat" (6 words) against "a cat sat on the mat": 5/6 unigrams, 4/5
     bigrams, 3/4 trigrams, 2/3 four-grams; same length, no brevity penalty."""
     from lmms_eval.scoring.translation import corpus_translation_bleu
 
@@ -39,7 +39,7 @@ def test_bleu_hand_worked_english() -> None:
 
 
 def test_bleu_hand_worked_chinese() -> None:
-    """"我非常喜欢红茶" against "我非常喜欢绿茶。" per character (the full stop is dropped): the
+    """ "我非常喜欢红茶" against "我非常喜欢绿茶。" per character (the full stop is dropped): the
     sixth character differs, so 6/7 unigrams, 4/6 bigrams, 3/5 trigrams, 2/4 four-grams match."""
     from lmms_eval.scoring.translation import corpus_translation_bleu
 
@@ -74,8 +74,14 @@ def test_group_scores_both_directions(covost_data: None, run_benchmark: Any) -> 
 def test_instruction_per_model(covost_data: None, run_benchmark: Any) -> None:
     simple = ScriptedModel(_answer, chat=False)
     run_benchmark(["covost2_en_zh_test", "covost2_zh_en_test"], _answer, model=simple, limit=1)
-    assert simple.seen["covost2_en_zh_test"][0][0] == "Translate the speech into Chinese and only output the translation:"
-    assert simple.seen["covost2_zh_en_test"][0][0] == "Translate the speech into English and only output the translation:"
+    assert (
+        simple.seen["covost2_en_zh_test"][0][0]
+        == "Translate the speech into Chinese and only output the translation:"
+    )
+    assert (
+        simple.seen["covost2_zh_en_test"][0][0]
+        == "Translate the speech into English and only output the translation:"
+    )
     qwen = ScriptedModel(_answer, chat=False)
     qwen._model_name = "qwen2_audio"
     run_benchmark("covost2_zh_en_test", _answer, model=qwen, limit=1)

@@ -40,7 +40,11 @@ YUE = [
     ("佢哋喺度食緊飯", "佢地喺度食紧饭", 1, 7),  # 哋 -> 地
     ("今日係2020年", "今日系二零二零年", 4, 8),  # 係 -> 系; the four digits differ
 ]
-CONFIGS = {"en_us": ("English", EN), "cmn_hans_cn": ("Mandarin Chinese", CMN), "yue_hant_hk": ("Cantonese Chinese", YUE)}
+CONFIGS = {
+    "en_us": ("English", EN),
+    "cmn_hans_cn": ("Mandarin Chinese", CMN),
+    "yue_hant_hk": ("Cantonese Chinese", YUE),
+}
 EXPECTED = {"fleurs_en": 100 * 4 / 17, "fleurs_cmn_hans_cn": 100 * 5 / 34, "fleurs_yue_hant_hk": 100 * 6 / 31}
 
 
@@ -48,7 +52,12 @@ EXPECTED = {"fleurs_en": 100 * 4 / 17, "fleurs_cmn_hans_cn": 100 * 5 / 34, "fleu
 def fleurs_data(dataset_root: Path) -> None:
     for config, (language, cases) in CONFIGS.items():
         rows = [
-            {"audio": wav_clip(200 + 40 * i), "transcription": gt, "language": language, "path": f"{config}_{i}.wav"}
+            {
+                "audio": wav_clip(200 + 40 * i),
+                "transcription": gt,
+                "language": language,
+                "path": f"{config}_{i}.wav",
+            }
             for i, (gt, *_) in enumerate(cases)
         ]
         write_audio_split(dataset_root, REPO, config, "test", rows)

@@ -95,3 +95,20 @@ def test_prompts(mmstar_data: None, run_benchmark: Any) -> None:
     run_benchmark("mmstar", _answer, model=simple, limit=2)
     text, visuals = simple.seen["mmstar"][1]
     assert text == expected and [v.getpixel((0, 0)) for v in visuals] == [(0, 30, 0)]
+
+
+RULE_PROBES = {  # index -> output where the published letter rule and ours disagree
+    0: "A cat sits on the mat",  # gold A: published A (a leading letter), ours none
+    1: "b",  # gold B: published none (case-sensitive), ours B
+    2: "The answer is C, not B",  # gold C: published B (last letter after "answer is"), ours C
+    3: "Blue",  # gold D: published B (a capital anywhere), ours none
+}
+
+
+def test_published_keys_and_strict_keys(mmstar_data: None, run_benchmark: Any) -> None:
+    scores = run_benchmark("mmstar", lambda task, doc: RULE_PROBES.get(doc["index"], "Z"))["results"][
+        "mmstar"
+    ]
+    # scene (docs 0-2): published 1/3, strict 2/3; style (doc 3): 0 on both
+    assert scores["coarse perception,none"] == pytest.approx((1 / 3 + 0) / 2)
+    assert scores["coarse perception_strict,none"] == pytest.approx((2 / 3 + 0) / 2)

@@ -18,9 +18,8 @@ import pytest
 pytestmark = pytest.mark.compat
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-REPRODUCED = ["mmmu_val", "mmau_test_mini", "mvbench_action_sequence"]
+REPRODUCED = ["mmmu_val", "mmstar", "mmau_test_mini", "mvbench_action_sequence"]
 KNOWN_DIFFERENT = {
-    "mmstar": "the published extract_mcq_answer rule is not reproduced yet (our rule sits under the published keys)",
     "mathvista_testmini_format": "the published task calls a GPT judge for answers it cannot read directly",
 }
 

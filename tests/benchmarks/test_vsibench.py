@@ -37,7 +37,12 @@ def test_mean_relative_accuracy(prediction: float | None, gold: float, mra: floa
 
 def test_first_number() -> None:
     assert [first_number(t) for t in ("about 4.5 m", "3 or 4", "four chairs", "4,000", "-3", "none")] == [
-        4.5, 3.0, 4.0, 4.0, -3.0, None,
+        4.5,
+        3.0,
+        4.0,
+        4.0,
+        -3.0,
+        None,
     ]
 
 
@@ -50,7 +55,11 @@ def test_published_prompt_snapshots() -> None:
         "mca_post_prompt": "Answer with the option's letter from the given choices directly.",
         "na_post_prompt": "Please answer the question using a single word or phrase.",
     }
-    mca = {"question": "Which way?", "question_type": "object_rel_direction_easy", "options": ["Left", "Right"]}
+    mca = {
+        "question": "Which way?",
+        "question_type": "object_rel_direction_easy",
+        "options": ["Left", "Right"],
+    }
     assert vsibench_doc_to_text(mca, kwargs) == (
         "These are frames of a video.\nWhich way?\nOptions:\nLeft\nRight\n"
         "Answer with the option's letter from the given choices directly."
@@ -112,7 +121,15 @@ def vsibench_data(hub_dataset: Any, dataset_root: Path, monkeypatch: pytest.Monk
         for i, (qt, gold, *_) in enumerate(CASES)
     ]
     features = datasets.Features(
-        {"id": datasets.Value("int64"), "dataset": text, "scene_name": text, "question": text, "question_type": text, "options": datasets.Sequence(text), "ground_truth": text}
+        {
+            "id": datasets.Value("int64"),
+            "dataset": text,
+            "scene_name": text,
+            "question": text,
+            "question_type": text,
+            "options": datasets.Sequence(text),
+            "ground_truth": text,
+        }
     )
     hub_dataset(REPO, "test", rows, features, config="full")
     for i in range(3):

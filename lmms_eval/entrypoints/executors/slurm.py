@@ -96,7 +96,7 @@ def slurm_command(argv: list[str], stdin: str | None = None) -> str:
         raise ExecutorError(f"{argv[0]}: {exc}") from None
     if done.returncode != 0:
         why = " ".join(done.stderr.split())[:300] or f"exit status {done.returncode}"
-        raise ExecutorError(f"{argv[0]}: {why}")
+        raise ExecutorError(why if why.startswith(argv[0]) else f"{argv[0]}: {why}")
     return done.stdout
 
 
@@ -143,12 +143,15 @@ class SlurmExecutor(Executor):
     def __init__(self, args: ServerArgs, poll_every_s: float = POLL_EVERY_S, check: bool = True) -> None:
         """``check``: ask the cluster once (``squeue``) that it answers; :class:`ExecutorError`
         (one line) when it does not, so that the server does not start."""
+        conf = os.environ.get("SLURM_CONF")
+        if check and conf and not os.path.isfile(conf):  # squeue would retry it for a minute
+            raise ExecutorError(f"--executor slurm: SLURM_CONF={conf} is not a file (SLURM's slurm.conf)")
         if check:
             try:
                 slurm_command(["squeue", "--noheader", "--jobs=0", "--format=%i"])
             except ExecutorError as exc:
                 if "Invalid job id" not in str(exc):
-                    where = os.environ.get("SLURM_CONF", "the system slurm.conf")
+                    where = conf or "the system slurm.conf"
                     raise ExecutorError(
                         f"--executor slurm: SLURM does not answer ({exc}); cluster: {where}"
                     ) from None

@@ -117,6 +117,9 @@ DATASET_COLUMNS: dict[str, Columns] = {
     "lmms-lab-audio/librispeech": Columns(
         {"audio": "audio", "gt": "str", "source": "str", "task": "str"}, "gt"
     ),
+    "lmms-eval/LVBench": Columns(
+        {"video_path": "video", "question": "str", "answer": "str"}, "answer", extra={"options": "list[str]"}
+    ),
     "longvideobench/LongVideoBench": Columns(
         {
             "video_path": "video",
@@ -129,6 +132,12 @@ DATASET_COLUMNS: dict[str, Columns] = {
             "question_category": "str",
         },
         "correct_choice",
+    ),
+    "lmms-eval/TOMATO": Columns(
+        {"video_path": "video", "question": "str", "options": "list[str]", "answer": "int"}, "answer"
+    ),
+    "lmms-lab/worldsense": Columns(
+        {"video_path": "video", "question": "str", "candidates": "list[str]", "answer": "str"}, "answer"
     ),
     "AI4Math/MathVista": Columns(_MATHVISTA, "answer"),
     "sy1998/MLVU_dev": Columns(
@@ -266,6 +275,10 @@ DATASET_COLUMNS: dict[str, Columns] = {
         },
         "ground_truth",
     ),
+    "lmms-eval/VideoMMMU": Columns(
+        {"id": "str", "question": "str", "options": "list[str]", "question_type": "str", "answer": "str"},
+        "answer",
+    ),
     "lmms-eval/Video-MME": Columns(
         {
             "videoID": "video",
@@ -325,9 +338,105 @@ DATASET_COLUMNS: dict[str, Columns] = {
     "vikhyatk/CountBenchQA": Columns(
         {"image": "image", "question": "str", "number": "int", "text": "str (the image caption)"}, "number"
     ),
+    # documents and text in images (issue 30)
+    "lmms-lab-encoder/VizWiz-VQA": Columns(
+        {"image": "image", "question": "str", "answers": "list[str] (ten)"}, "answers"
+    ),
+    "lmms-lab-encoder/OK-VQA": Columns(
+        {"question_id": "int", "image": "image", "question": "str", "answers": "list[str] (ten)"}, "answers"
+    ),
+    "lmms-lab-encoder/ST-VQA": Columns(
+        {
+            "question_id": "int",
+            "image": "image",
+            "question": "str",
+            "answers": "list[str] (hidden: empty in the test split)",
+        },
+        "answers",
+    ),
+    # captions (issue 30)
+    "lmms-lab-encoder/NoCaps": Columns(
+        {"image_id": "int", "image": "image", "annotations_captions": "list[str] (ten)"},
+        "annotations_captions",
+    ),
+    "lmms-lab-encoder/flickr30k": Columns(
+        {"img_id": "str", "image": "image", "caption": "list[str] (five)"}, "caption"
+    ),
     "lmms-lab-encoder/VQAv2": Columns(
         {"image": "image", "question": "str", "answers": "list[dict]", "multiple_choice_answer": "str"},
         "answers",
+    ),
+    # perception (issue 30): CV-Bench, V* Bench, HR-Bench, NaturalBench
+    **{
+        f"nyu-visionx/CV-Bench:{config}": Columns(
+            {
+                "idx": "int",
+                "type": "str (2D | 3D)",
+                "task": "str (Count, Relation, Depth, Distance)",
+                "source": "str (ADE20K, COCO, Omni3D)",
+                "image": "image",
+                "prompt": "str (the question with its (A) ... options)",
+                "choices": "list[str]",
+                "answer": 'str ("(A)" ...)',
+            },
+            "answer",
+        )
+        for config in ("default", "2D", "3D")
+    },
+    "lmms-lab-encoder/vstar-bench": Columns(
+        {
+            "question_id": "str",
+            "image": "image",
+            "text": "str (the question with its (A) ... options)",
+            "label": "str (A-D)",
+            "category": "str (direct_attributes | relative_position)",
+        },
+        "label",
+    ),
+    "DreamMr/HR-Bench:hrbench_version_split": Columns(
+        {
+            "index": "int",
+            "image": "str (base64 image)",
+            "question": "str",
+            **dict.fromkeys("ABCD", "str"),
+            "answer": "str (A-D)",
+            "category": "str (single | cross)",
+            "cycle_category": "str",
+        },
+        "answer",
+    ),
+    "BLINK-Benchmark/BLINK": Columns(
+        {
+            "idx": "str",
+            "sub_task": "str",
+            **dict.fromkeys(("image_1", "image_2", "image_3", "image_4"), "image (image_2..4 may be empty)"),
+            "choices": "list[str]",
+            "prompt": "str (the question with its (A) ... options)",
+            "answer": 'str ("(A)" ...)',
+        },
+        "answer",
+    ),
+    "MUIRBENCH/MUIRBENCH": Columns(
+        {
+            "idx": "str",
+            "task": "str",
+            "image_relation": "str",
+            "image_type": "str",
+            "question": "str (with <image> tags)",
+            "options": "list[str]",
+            "answer": "str (A, B, ...)",
+            "image_list": "list[image]",
+        },
+        "answer",
+    ),
+    "BaiqiL/NaturalBench-lmms-eval": Columns(
+        {
+            "Index": "int (groups of four: the gold answers follow from Index % 4)",
+            "Image": "image",
+            "Question": "str",
+            "Question_Type": "str (yes_no | multiple_choice)",
+        },
+        None,
     ),
 }
 

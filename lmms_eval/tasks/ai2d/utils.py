@@ -29,3 +29,9 @@ def doc_to_messages(
 def doc_to_target(doc: dict[str, Any]) -> str:
     """The gold letter: ``answer`` is the option's 0-based index as a string ("0"-"3")."""
     return index_to_letter(doc["answer"], len(doc["options"]))
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+ai2d_doc_to_target = doc_to_target
+ai2d_doc_to_text = doc_to_text
+ai2d_doc_to_visual = doc_to_visual

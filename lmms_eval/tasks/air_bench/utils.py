@@ -205,3 +205,11 @@ def process_results_batch_chat(docs: list[dict[str, Any]], results: list[list[An
 def aggregate_chat(items: list[dict[str, Any]]) -> float:
     """The model's mean judge score (1-10) over all questions, failed verdicts counted as 0."""
     return sum(float(item["score"]) for item in items) / len(items) if items else 0.0
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+air_bench_doc_to_audio = doc_to_visual
+air_bench_doc_to_target_foundation = doc_to_target_foundation
+air_bench_doc_to_text_chat = doc_to_text_chat
+air_bench_doc_to_text_foundation = doc_to_text_foundation
+air_bench_process_results_foundation = process_results_foundation

@@ -47,3 +47,10 @@ def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, flo
     out = {key: 100.0 if iou >= threshold else 0.0 for key, threshold in THRESHOLDS.items()}
     out["charades_sta_mIOU"] = 100.0 * iou
     return out
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+temporal_grounding_doc_to_answer = doc_to_target
+temporal_grounding_doc_to_text = doc_to_text
+temporal_grounding_doc_to_visual = doc_to_visual
+temporal_grounding_process_results_generation = process_results

@@ -96,3 +96,11 @@ def write_submission(items: list[dict[str, int]], context: AggregationContext) -
 def write_submission_mcppl(items: list[dict[str, int]], context: AggregationContext) -> None:
     """:func:`write_submission` for ``egoschema_mcppl`` (its own file name)."""
     _write(items, context, SUBMISSION_FILE_MCPPL)
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+egoschema_doc_to_answer = doc_to_target
+egoschema_doc_to_choice = doc_to_choice
+egoschema_doc_to_text = doc_to_text
+egoschema_doc_to_visual = doc_to_visual
+egoschema_process_results_generation = process_results

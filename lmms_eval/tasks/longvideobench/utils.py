@@ -176,3 +176,10 @@ def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, flo
     if doc.get("question_category"):
         out[f"lvb_acc_{breakdown_key(doc['question_category'])}"] = value
     return out
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+longvideobench_doc_to_text = doc_to_text
+longvideobench_doc_to_visual_i = doc_to_visual_interleaved
+longvideobench_doc_to_visual_v = doc_to_visual
+longvideobench_process_results = process_results

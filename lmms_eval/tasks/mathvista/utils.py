@@ -74,3 +74,9 @@ def submission_file(items: list[dict[str, Any]], context: AggregationContext) ->
         {i["pid"]: {k: v for k, v in i.items() if k != "pid"} for i in items},
     )
     return None
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+mathvista_doc_to_text = doc_to_text
+mathvista_doc_to_visual = doc_to_visual
+mathvista_process_results = process_results

@@ -53,3 +53,8 @@ def aggregate_perception(items: list[dict[str, Any]], context: AggregationContex
 def aggregate_cognition(items: list[dict[str, Any]], context: AggregationContext) -> dict[str, float]:
     """Sum of the 4 cognition category scores, plus each category's score (see aggregate_perception)."""
     return mme_report(items, "cognition", resample=context.dry)
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+mme_doc_to_text = doc_to_text
+mme_doc_to_visual = doc_to_visual

@@ -108,3 +108,10 @@ def write_submission(items: list[dict[str, Any]], context: AggregationContext) -
     """Write ``mmmu_test_for_submission.json`` (``{id: answer}``); no score (answers are hidden)."""
     context.write_json("mmmu_test_for_submission.json", {item["id"]: item["answer"] for item in items})
     return None
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+mmmu_doc_to_messages = doc_to_messages
+mmmu_doc_to_text = doc_to_text
+mmmu_doc_to_visual = doc_to_visual
+mmmu_process_results = process_results

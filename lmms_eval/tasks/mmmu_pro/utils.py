@@ -155,3 +155,10 @@ def process_composite(doc: Mapping[str, Any], results: list[Any]) -> dict[str, A
 def aggregate_accuracy(items: list[float]) -> float:
     """The mean score rounded to 5 decimals, as the published package reports ``mmmu_acc``."""
     return round(sum(items) / len(items), ACC_DECIMALS) if items else float("nan")
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+mmmu_pro_composite_process_results = process_composite
+mmmu_pro_doc_to_text = doc_to_text
+mmmu_pro_doc_to_visual = doc_to_visual
+mmmu_pro_process_results = process_results

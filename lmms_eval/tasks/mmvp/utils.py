@@ -57,3 +57,10 @@ def aggregate_accuracy(items: list[Mapping[str, Any]]) -> float:
 def aggregate_pairs(items: list[Mapping[str, Any]]) -> float:
     """The share of image pairs with both questions right."""
     return mmvp.pair_accuracy(items)
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+mmvp_doc_to_target = doc_to_target
+mmvp_doc_to_text = doc_to_text
+mmvp_doc_to_visual = doc_image
+mmvp_process_results = process_results

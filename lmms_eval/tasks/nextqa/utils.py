@@ -88,3 +88,12 @@ def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, flo
     if group is not None:
         out[f"exact_match_{group}"] = value
     return out
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+nextqa_doc_to_target = doc_to_target
+nextqa_doc_to_text = doc_to_text_oe
+nextqa_doc_to_text_mc = doc_to_text
+nextqa_doc_to_visual = doc_to_visual
+nextqa_mc_process_results = process_results
+nextqa_process_results = process_results_oe

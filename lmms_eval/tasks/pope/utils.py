@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lmms_eval.api.prompts import doc_image, doc_question
 from lmms_eval.scoring.yesno import pope_metric, pope_metric_batch, pope_prediction
 from lmms_eval.stats import register_batched
 
@@ -40,3 +41,8 @@ aggregate_precision = _aggregation("precision")
 aggregate_recall = _aggregation("recall")
 aggregate_f1_score = _aggregation("f1_score")
 aggregate_yes_ratio = _aggregation("yes_ratio")
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+pope_doc_to_text = doc_question
+pope_doc_to_visual = doc_image
+pope_process_results = process_results

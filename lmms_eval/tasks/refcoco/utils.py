@@ -72,7 +72,11 @@ def seg_doc_to_messages(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def caption_process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, dict[str, Any]]:
     answer = doc["answer"]
     references = [answer] if isinstance(answer, str) else [str(a) for a in answer]
-    item = {"image_id": str(doc["question_id"]), "prediction": str(results[0] or ""), "references": references}
+    item = {
+        "image_id": str(doc["question_id"]),
+        "prediction": str(results[0] or ""),
+        "references": references,
+    }
     return dict.fromkeys(CAPTION_METRICS, item)
 
 
@@ -110,3 +114,10 @@ def rec_process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, fl
     box = geometry.parse_box(str(results[0]), parentheses=False, grid=False)
     scores = geometry.box_scores(box, geometry.as_box(doc["bbox"]))
     return {f"refcoco_{name}": scores[name] for name in REC_METRICS}
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+refcoco_bbox_doc_to_visual = bbox_doc_to_visual
+refcoco_doc_to_text = caption_doc_to_text
+refcoco_process_result = caption_process_results
+refcoco_seg_doc_to_visual = seg_doc_to_visual

@@ -38,3 +38,10 @@ def doc_to_target(doc: dict[str, Any]) -> str:
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
     """1.0 when the output is the letter, or starts with ``"<letter>."``; otherwise 0.0."""
     return {"exact_match": float(letter_or_leading_letter_match(results[0], doc_to_target(doc)))}
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+sqa_doc_to_target = doc_to_target
+sqa_doc_to_text = doc_to_text
+sqa_doc_to_visual = doc_to_visual
+sqa_process_results = process_results

@@ -144,3 +144,9 @@ def pro_process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, fl
     if group:
         out[f"screenspot_pro_{str(group).lower()}_acc"] = float(correct)
     return out
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+screenspot_bbox_doc_to_visual = reg_doc_to_visual
+screenspot_doc_to_text = reg_doc_to_text
+screenspot_process_result = reg_process_results

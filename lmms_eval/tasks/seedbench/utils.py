@@ -50,3 +50,9 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]
         )
         return {"seed_all": score}
     return {f"seed_{data_type}": score, "seed_all": score}
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+seed_doc_to_text = doc_to_text
+seed_doc_to_visual = doc_to_visual
+seed_process_result = process_results

@@ -143,3 +143,11 @@ def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, flo
     if doc.get("task_type"):
         out[f"videomme_task_{breakdown_key(doc['task_type'])}"] = value
     return out
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+videomme_doc_to_text = doc_to_text
+videomme_doc_to_text_subtitle = doc_to_text_subtitle
+videomme_doc_to_visual = doc_to_visual
+videomme_process_docs_long = process_docs_long
+videomme_process_results = process_results

@@ -1,10 +1,11 @@
 """VocalSound: which of six human vocal sounds a clip holds (laughter, sigh, cough, throat
 clearing, sneeze, sniff); the answer is free text.
 
-Published key ``accuracy``: an answer is right when it contains the first word of the gold label,
-in any case ("Throat clearing" -> "throat"), whatever else it says, so "laughter, not a cough" is
-right for Laughter and for Cough. ``accuracy_strict`` (ours, beside it) also needs the answer to
-name no other label. Both are fractions (0-1).
+Published key ``accuracy``: the answer is read as the first label, in the order of :data:`LABELS`,
+whose first word it contains in any case ("Throat clearing" -> "throat", "sighing" -> Sigh), so "a
+cough, not laughter" reads as Laughter. ``accuracy_strict`` (ours, beside it) needs the answer to
+name the gold label and no other. Both are fractions (0-1); ``accuracy`` is rounded to 5 decimals,
+as published.
 """
 
 from __future__ import annotations
@@ -38,8 +39,23 @@ def named_labels(answer: Any) -> set[str]:
     return {keyword(label) for label in LABELS if keyword(label) in text}
 
 
+ACC_DECIMALS = 5  # the published aggregation rounds accuracy to 5 decimals
+
+
+def aggregate_accuracy(items: list[float]) -> float:
+    """The accuracy rounded to 5 decimals, as published."""
+    return round(sum(items) / len(items), ACC_DECIMALS) if items else float("nan")
+
+
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
     answer = str(results[0]) if results else ""
     gold = keyword(doc["answer"])
-    published = bool(gold) and gold in answer.lower()
+    named = named_labels(answer)
+    first = next((keyword(label) for label in LABELS if keyword(label) in named), None)
+    published = first is not None and first == gold
     return {"accuracy": float(published), "accuracy_strict": float(named_labels(answer) == {gold})}
+
+
+# The published package's names for these helpers: task YAMLs written for it reference them.
+doc_to_audio = doc_to_visual
+vocalsound_process_results = process_results
