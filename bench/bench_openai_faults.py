@@ -54,6 +54,7 @@ class Run:
     rate_limited: int
     lowest_rate: float | None  # the lowest pacing rate of the run; None: never paced
     stage_s: float | None = None  # cli: the inference stage's seconds (results file timings)
+    failed: int = 0  # cli: requests that failed for good (recorded, not scored)
 
 
 def run_once(backend: str, port: int, args: argparse.Namespace) -> Run:
@@ -134,7 +135,7 @@ def run_cli_once(backend: str, port: int, args: argparse.Namespace, work: Path) 
         env["PYTHONPATH"] = str(Path(args.source).resolve())
     command = [sys.executable, "-m", "lmms_eval", "--model", backend, "--model_args", model_args]
     command += ["--tasks", CLI_TASK, "--include_path", str(include), "--limit", str(args.requests)]
-    command += ["--output_path", str(output), "--verbosity", "WARNING"]
+    command += ["--output_path", str(output), "--verbosity", "WARNING", "--allow_failures"]
     server_stats(port, reset=True)
     started = time.perf_counter()
     proc = subprocess.run(command, env=env, cwd=work, capture_output=True, text=True, check=False)
@@ -143,12 +144,13 @@ def run_cli_once(backend: str, port: int, args: argparse.Namespace, work: Path) 
         raise RuntimeError(f"{backend} (cli): exit {proc.returncode}: {proc.stderr[-2000:]}")
     results = json.loads(next(output.rglob("*_results.json")).read_text(encoding="utf-8"))
     score = results["results"][CLI_TASK]["exact_match,none"]
-    if score != 1.0 or results.get("failures"):
+    failed = int(results["n-samples"][CLI_TASK].get("failed", 0))
+    if score != 1.0:  # every answered question must be the server's answer to it
         raise RuntimeError(f"{backend} (cli): exact_match {score}, failures {results.get('failures')}")
     stats = server_stats(port)
     statuses: dict[str, int] = stats["statuses"]
     stage = float(results["timings"][CLI_TASK]["generate_until"])
-    return Run(seconds, int(stats["requests"]), int(statuses.get("429", 0)), None, stage)
+    return Run(seconds, int(stats["requests"]), int(statuses.get("429", 0)), None, stage, failed)
 
 
 def scenario_rows(scenario: str, args: argparse.Namespace) -> tuple[list[list[str]], bool]:
@@ -182,6 +184,8 @@ def scenario_rows(scenario: str, args: argparse.Namespace) -> tuple[list[list[st
                 bound = args.requests / args.rate
                 target = RATE_FACTOR * bound
                 share_ok = share < MAX_429_SHARE
+            failed = sum(r.failed for r in runs)
+            share_ok = share_ok and failed == 0
             missed |= median >= target or not share_ok
             rows.append(
                 [
@@ -189,7 +193,9 @@ def scenario_rows(scenario: str, args: argparse.Namespace) -> tuple[list[list[st
                     f"{backend} ({path})",
                     f"{args.requests}",
                     f"{attempts:.0f}",
-                    f"{share:.1%}" + ("" if share_ok else " (over 10%)"),
+                    f"{share:.1%}"
+                    + ("" if share < MAX_429_SHARE or scenario == "faults" else " (over 10%)")
+                    + (f" ({failed} failed)" if failed else ""),
                     paced,
                     f"{median:.2f} s (min {min(stages or times):.2f})",
                     f"{statistics.median(times):.2f} s (min {min(times):.2f})",

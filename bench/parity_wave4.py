@@ -9,13 +9,14 @@ the audio cases also need ``editdistance``, ``jiwer``, ``zhconv`` and ``more_ite
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
 import parity_published  # bench/ is sys.path[0]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "parity"))
-import cases_wave4
+cases_wave4 = importlib.import_module("cases_wave4")  # bench/parity/cases_wave4.py
 
 
 def main() -> int:

@@ -54,20 +54,37 @@ ProgressListener = Callable[[str, int, int], None]
 RUN_GC_THRESHOLD = 50_000
 
 
+_gc_lock = threading.Lock()
+_gc_runs = 0  # runs inside fewer_collections() now (evaluations may run in several threads)
+_gc_saved: tuple[tuple[int, ...], bool] = ((700, 10, 10), False)  # thresholds, whether we froze
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """Run the tasks with fewer cyclic garbage collections: the objects alive at the start (modules,
     the task's docs) are frozen out of them and a collection starts after 50,000 allocations, not
     700. A run allocates several objects per document that live until its task ends, which by
-    default sets off full collections over every live object again and again."""
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
+    default sets off full collections over every live object again and again. Nested or concurrent
+    runs share one setting; the last to end puts the collector back as it was."""
+    global _gc_runs, _gc_saved
+    with _gc_lock:
+        if _gc_runs == 0:
+            thresholds = gc.get_threshold()
+            ours = gc.get_freeze_count() == 0  # someone froze objects already: leave theirs frozen
+            gc.freeze()
+            gc.set_threshold(RUN_GC_THRESHOLD, *thresholds[1:])
+            _gc_saved = (thresholds, ours)
+        _gc_runs += 1
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        with _gc_lock:
+            _gc_runs -= 1
+            if _gc_runs == 0:
+                thresholds, ours = _gc_saved
+                gc.set_threshold(*thresholds)
+                if ours:
+                    gc.unfreeze()
 
 
 def default_model_call(lm: lmms) -> ModelCall:

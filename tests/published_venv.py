@@ -7,9 +7,11 @@ when the environment cannot be built (no package registry, no ``venv``).
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,7 @@ def published_python(imports: tuple[str, ...] = (), packages: tuple[str, ...] = 
     """The published venv's python, after ``packages`` are installed when ``imports`` fail there."""
     if str(BENCH) not in sys.path:
         sys.path.insert(0, str(BENCH))
-    import parity_published
+    parity_published: Any = importlib.import_module("parity_published")
 
     venv = Path(f"/tmp/lmms_eval_published_{parity_published.VERSION}")
     try:

@@ -142,12 +142,14 @@ def _catalog_routes(app: FastAPI, state: _State, auth: Any) -> None:
         return {"queued": queued, "running": running}
 
     @app.get("/tasks", dependencies=[Depends(auth)])
-    def tasks() -> dict[str, Any]:
-        return {"tasks": ["demo_qa", "demo_shapes"]}
+    def tasks(detail: bool = False) -> dict[str, Any]:
+        names = {"tasks": ["demo_qa", "demo_shapes"]}
+        return {**names, "groups": ["demo"], "tags": []} if detail else names
 
     @app.get("/models", dependencies=[Depends(auth)])
-    def models() -> dict[str, Any]:
-        return {"models": ["dummy", "huggingface"]}
+    def models(detail: bool = False) -> dict[str, Any]:
+        ids = ["dummy", "huggingface"]
+        return {"models": [{"model_id": m, "aliases": []} for m in ids] if detail else ids}
 
     @app.post("/merge", dependencies=[Depends(auth)])
     def merge(req: _Merge) -> dict[str, Any]:
@@ -218,8 +220,10 @@ def test_sync_client_submits_polls_and_lists(fake: _Server) -> None:
         assert done["status"] == "completed"
         assert done["result"] == {"results": {"demo_qa": {}}}
         assert done["progress"]["done"] == 4
-        assert "demo_qa" in client.list_tasks()["tasks"]
-        assert "dummy" in client.list_models()["models"]
+        assert client.list_tasks()["groups"] == ["demo"]  # the full listing by default
+        assert client.list_tasks(detail=False) == {"tasks": ["demo_qa", "demo_shapes"]}
+        assert client.list_models()["models"][0] == {"model_id": "dummy", "aliases": []}
+        assert client.list_models(detail=False)["models"] == ["dummy", "huggingface"]
 
 
 def test_sync_wait_returns_failed_and_cancelled_jobs(fake: _Server) -> None:
@@ -303,7 +307,7 @@ def test_token_is_sent_and_never_leaked(
 def test_token_from_environment(authed: _Server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     with EvalClient(authed.url) as client:
-        assert "dummy" in client.list_models()["models"]
+        assert "dummy" in client.list_models(detail=False)["models"]
     monkeypatch.setenv(TOKEN_ENV, "wrong-token-value")
     with EvalClient(authed.url) as client, pytest.raises(EvalServerError, match="HTTP 401"):
         client.list_models()
@@ -335,8 +339,9 @@ def test_async_client_full_cycle(authed: _Server) -> None:
             job = await client.evaluate(model="dummy", tasks=["demo_qa"], model_args={"accuracy": 1.0})
             done = await client.wait_for_job(job["job_id"], poll_interval=0.01, timeout=10)
             assert done["status"] == "completed" and done["result"] is not None
-            assert "demo_qa" in (await client.list_tasks())["tasks"]
-            assert "dummy" in (await client.list_models())["models"]
+            assert "demo" in (await client.list_tasks())["groups"]
+            assert (await client.list_models())["models"][0]["model_id"] == "dummy"
+            assert (await client.list_models(detail=False))["models"] == ["dummy", "huggingface"]
             assert (await client.logs(job["job_id"])).splitlines() == LOG_LINES
             assert [line async for line in client.follow_logs(job["job_id"])] == LOG_LINES
             slow = await client.evaluate("slow", "demo_qa")

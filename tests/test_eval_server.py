@@ -111,8 +111,13 @@ def test_job_completes_with_metrics_and_logs(server: Server) -> None:
 
 def test_listings(server: Server) -> None:
     with server.client() as client:
-        assert "demo_qa" in client.get("/tasks").json()["tasks"]
-        assert any(m["model_id"] == "dummy" for m in client.get("/models").json()["models"])
+        plain = client.get("/tasks").json()  # the published shape: lists of names
+        assert "demo_qa" in plain["tasks"] and set(plain) == {"tasks"}
+        assert "dummy" in client.get("/models").json()["models"]
+        full = client.get("/tasks", params={"detail": "1"}).json()  # ours, which the UI asks for
+        assert full["tasks"] == plain["tasks"] and {"groups", "tags"} <= set(full)
+        models = client.get("/models", params={"detail": "1"}).json()["models"]
+        assert any(m["model_id"] == "dummy" and "aliases" in m for m in models)
         assert client.get("/openapi.json").status_code == 200
 
 

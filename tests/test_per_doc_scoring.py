@@ -97,3 +97,18 @@ def test_the_line_encoder_writes_what_json_dumps_writes() -> None:
     record = {"doc": {"text": "é ✓", "n": 1, "t": (1, 2)}, "metrics": {"exact_match": 1.0}, "resps": [["x"]]}
     assert dumps(record) == json.dumps(record, ensure_ascii=False)
     assert dumps({"v": math.nan, "w": [math.inf, 1.5]}) == '{"v": null, "w": [null, 1.5]}'
+
+
+def test_a_run_collects_less_and_puts_the_collector_back() -> None:
+    import gc
+
+    from lmms_eval import inference
+
+    before = gc.get_threshold()
+    with inference.fewer_collections():
+        assert gc.get_threshold()[0] == inference.RUN_GC_THRESHOLD
+        assert gc.get_freeze_count() > 0  # what was alive at the start is left out of collections
+        with inference.fewer_collections():  # a nested (or concurrent) run shares the setting
+            pass
+        assert gc.get_threshold()[0] == inference.RUN_GC_THRESHOLD
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("uvicorn")
-from published_venv import published_python  # noqa: E402
-from test_eval_server import Server, free_port  # noqa: E402
+from published_venv import published_python
+from test_eval_server import Server, free_port
 
 pytestmark = pytest.mark.compat
 
@@ -70,6 +70,7 @@ def test_cancel_queue_and_merge(seen: dict[str, Any]) -> None:
     assert seen["cancel"]["ok"]["job_id"] == seen["cancelled"]["job_id"]  # cancelling is asynchronous
     assert seen["cancelled"]["status"] == "cancelled"
     assert {"queued", "running"} <= set(seen["queue"])
-    # no such checkpoint: refused for its path, not for the published fields (no 422)
-    assert seen["merge"].get("error") not in (None, 422), seen["merge"]
-    print(seen["merge"])
+    # the published body (output_path null, checkpoint_type) is accepted; merging a real sharded
+    # checkpoint is tests/test_merge.py's: here the one refusal is the missing checkpoint folder
+    merge = seen["merge"]
+    assert merge["error"] == 422 and "no_such_checkpoint: folder does not exist" in merge["text"], merge

@@ -137,8 +137,8 @@ def _twin_tree(write_files, root: Path, monkeypatch: pytest.MonkeyPatch, twin: s
 def test_twin_fallback_for_a_module_first_imported_after_the_tree(
     write_files, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    twin = "def librispeech_doc_to_audio(doc):\n    return ['twin']\n"
-    manager = _twin_tree(write_files, tmp_path / "tree", monkeypatch, twin, "librispeech_doc_to_audio")
+    twin = "def librispeech_twin_only_audio(doc):\n    return ['twin']\n"
+    manager = _twin_tree(write_files, tmp_path / "tree", monkeypatch, twin, "librispeech_twin_only_audio")
     assert _task(manager, "twin_user").doc_to_visual(ROWS[0]) == ["twin"]
     module = sys.modules[LIBRISPEECH]
     assert module.__file__ == str(Path(lmms_eval.__file__).parent / "tasks" / "librispeech" / "utils.py")

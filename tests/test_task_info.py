@@ -131,7 +131,7 @@ def test_info_prints_dataset_columns_layout_answer_and_metric(capsys: pytest.Cap
 
 def test_info_and_validate_name_unknown_tasks(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tasks", "info", "mmee"]) == 2
-    assert "unknown task or group 'mmee'. Did you mean 'mme'?" in capsys.readouterr().err
+    assert "unknown task or group 'mmee'. Did you mean 'mme'" in capsys.readouterr().err
     assert main(["tasks", "validate", "mmee"]) == 1
     assert "unknown task or group 'mmee'" in capsys.readouterr().out
     assert main(["tasks", "validate", "mme", "nextqa"]) == 0

@@ -42,9 +42,9 @@ def test_models_without_timings_leave_the_timing_fields_empty() -> None:
 
 
 def test_the_log_names_only_what_was_measured(caplog: pytest.LogCaptureFixture) -> None:
-    from lmms_eval.throughput import summarize
-
     from types import SimpleNamespace
+
+    from lmms_eval.throughput import summarize
 
     timed = SimpleNamespace(resps=["a"], token_counts=[{"output_tokens": 4, "latency_s": 0.5}])
     with caplog.at_level("INFO", logger="lmms_eval.throughput"):

@@ -302,6 +302,25 @@ def test_no_secret_reaches_a_response(client: TestClient) -> None:
     assert client.get("/api/server/jobs/..%2Fx").status_code in (404, 422)
 
 
+def test_listings_are_asked_in_full_and_the_query_is_forwarded(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmms_eval.ui.proxy import ServerLink
+
+    asked: list[str] = []
+
+    async def call(_self: ServerLink, method: str, path: str, body: object = None) -> tuple[int, object]:
+        asked.append(f"{method} {path}")
+        return 200, {"models": []}
+
+    monkeypatch.setattr(ServerLink, "call", call)
+    assert client.get("/api/server/models?detail=1").json() == {"models": []}
+    assert client.get("/api/server/tasks").status_code == 200
+    assert asked == ["GET models?detail=1", "GET tasks"]
+    launch = (Path(__file__).resolve().parents[1] / "lmms_eval/ui/static/views/launch.js").read_text()
+    assert "'/api/server/models?detail=1'" in launch and "'/api/server/tasks?detail=1'" in launch
+
+
 def test_options_follow_the_settings_model_and_the_preview_quotes(client: TestClient) -> None:
     from lmms_eval.settings import flag_name, options
 

@@ -497,7 +497,8 @@ def _fuyu() -> tuple[Any, Any]:
 
     tok = fuyu_tokenizer()  # Fuyu checkpoints ship no chat template
     assert tok.convert_ids_to_tokens(tok("|SPEAKER||NEWLINE|", add_special_tokens=False)["input_ids"]) == [
-        "Ġ", *FUYU_MARKERS
+        "Ġ",
+        *FUYU_MARKERS,
     ], "the tiny Fuyu tokenizer must start the image part with a piece of its own"
     config = transformers.FuyuConfig(
         text_config={"model_type": "persimmon", **{k: v for k, v in text_config(tok).items() if k != "head_dim"},

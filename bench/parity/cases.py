@@ -234,7 +234,7 @@ def videomme() -> Case:
             "video_id": f"{i:03d}",
             "duration": ["short", "medium", "long"][i % 3],
             "domain": ["Knowledge", "Sports Competition"][i % 2],
-            "sub_category": "x",
+            "sub_category": ["Humanity & History", "Football"][i % 2],
             "url": "x",
             "videoID": f"v{i}",
             "question_id": f"{i:03d}-1",
@@ -254,7 +254,10 @@ def mlvu_dev() -> Case:
             "video_name": f"v{i}.mp4",
             "question": f"Q{i}?\n{options}",
             "answer": LETTERS[g],
-            "task_type": ["plotQA", "needle", "ego", "count"][i % 4],
+            # every task type present: the published mean counts absent types as 0
+            "task_type": ["plotQA", "needle", "ego", "count", "order", "anomaly_reco", "topic_reasoning"][
+                i % 7
+            ],
             "question_type": "x",
         }
 

@@ -259,6 +259,87 @@ def video_mmmu_adaptation() -> Case:
     return _case("video_mmmu_adaptation", "test", docs, [a for *_, a in rows])
 
 
+MC_Q = "Which way?\nA. left\nB. right\nC. up"
+TEMPCOMPASS = {
+    "tempcompass_multi_choice": [
+        (MC_Q, "B. right", a, d)
+        for a, d in [
+            ("B", "speed"),
+            ("(B)", "speed"),
+            ("B)", "direction"),
+            ("Option B", "direction"),
+            ("B. right", "order"),
+            ("b. right", "action"),
+            ("A", "attribute_change"),
+        ]
+    ],
+    "tempcompass_yes_no": [
+        ("Is it?", g, a, d)
+        for g, a, d in [
+            ("yes", "Yes.", "speed"),
+            ("yes", "Yes and no", "speed"),
+            ("no", "Nope", "order"),
+            ("no", "not sure", "order"),
+            ("yes", "I think so", "action"),
+            ("no", "YES", "direction"),
+        ]
+    ],
+    "tempcompass_caption_matching": [
+        (
+            "Q?\nCaption A: a car moves left\nCaption B: a car moves right",
+            "Caption B: a car moves right",
+            a,
+            d,
+        )
+        for a, d in [
+            ("Caption B", "speed"),
+            ("B", "speed"),
+            ("(B)", "order"),
+            ("a car moves right", "order"),
+            ("caption b", "direction"),
+            ("Caption A: a car moves left", "direction"),
+        ]
+    ],
+}
+
+
+def _tempcompass(task: str) -> Case:
+    rows = TEMPCOMPASS[task]
+    docs = [
+        {"video_id": f"v{i}", "question": q, "answer": g, "dim": d} for i, (q, g, _, d) in enumerate(rows)
+    ]
+    return _case(task, "test", docs, [a for _, _, a, _ in rows])
+
+
+def mmvu_val() -> Case:
+    choices = {"A": "cat", "B": "dog", "C": "bird", "D": "", "E": ""}
+    rows = [
+        ("multiple-choice", "B", a)
+        for a in ["B", "The answer is (A)", "B and A", "I pick b", "hot dog", "cat", "b.", "A dog", ""]
+    ]
+    rows += [
+        ("open-ended", g, a)
+        for g, a in [
+            ("Paris", "The capital is Paris."),
+            ("3.5", "3.50"),
+            ("Paris", "Lyon"),
+            ("42", "forty two"),
+        ]
+    ]
+    docs = [
+        {
+            "id": str(i),
+            "video_path": f"videos/{'Biology' if i % 2 else 'Art'}/{i}.mp4",
+            "question": f"Q{i}?",
+            "question_type": qt,
+            "choices": choices if qt == "multiple-choice" else {},
+            "answer": g,
+        }
+        for i, (qt, g, _) in enumerate(rows)
+    ]
+    return _case("mmvu_val", "validation", docs, [a for *_, a in rows])
+
+
 CASES: dict[str, Callable[[], Case]] = {
     "fleurs_en": lambda: _fleurs("fleurs_en"),
     "fleurs_cmn_hans_cn": lambda: _fleurs("fleurs_cmn_hans_cn"),
@@ -274,6 +355,10 @@ CASES: dict[str, Callable[[], Case]] = {
     "worldsense": worldsense,
     "tomato": tomato,
     "video_mmmu_adaptation": video_mmmu_adaptation,
+    "tempcompass_multi_choice": lambda: _tempcompass("tempcompass_multi_choice"),
+    "tempcompass_yes_no": lambda: _tempcompass("tempcompass_yes_no"),
+    "tempcompass_caption_matching": lambda: _tempcompass("tempcompass_caption_matching"),
+    "mmvu_val": mmvu_val,
 }
 
 

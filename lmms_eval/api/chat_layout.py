@@ -23,6 +23,7 @@ import inspect
 import logging
 import re
 import textwrap
+import tokenize
 from typing import Any, Literal
 
 from lmms_eval.api.instance import Instance
@@ -62,7 +63,7 @@ def _inferred(model_cls: type[Any]) -> ChatLayout:
     method = getattr(model_cls, "generate_until", None)
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(method)))  # type: ignore[arg-type]
-    except (OSError, TypeError, SyntaxError):
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):  # no source, or not parseable alone
         return "guide"
     for node in ast.walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]

@@ -50,6 +50,11 @@ class EvalServerError(LmmsEvalError):
         self.detail = detail
 
 
+def _detail(detail: bool) -> dict[str, str]:
+    """The listing query: ``detail=1`` asks the server for its full listing (a plain list otherwise)."""
+    return {"detail": "1"} if detail else {}
+
+
 def _format_detail(detail: Any) -> str:
     """The server's ``detail`` as one line (FastAPI validation lists become ``loc: msg; ...``)."""
     if isinstance(detail, list):
@@ -254,11 +259,13 @@ class EvalClient(_ClientCore):
     def get_queue(self) -> Any:
         return self._call("GET", "/queue")
 
-    def list_tasks(self) -> Any:
-        return self._call("GET", "/tasks")
+    def list_tasks(self, detail: bool = True) -> Any:
+        """``{tasks, groups, tags}``; with ``detail=False`` the plain ``{tasks}`` list of names."""
+        return self._call("GET", "/tasks", params=_detail(detail))
 
-    def list_models(self) -> Any:
-        return self._call("GET", "/models")
+    def list_models(self, detail: bool = True) -> Any:
+        """``{models: [{model_id, aliases, chat, simple}]}``; with ``detail=False`` model ids only."""
+        return self._call("GET", "/models", params=_detail(detail))
 
     def logs(self, job_id: str) -> str:
         """The job's log so far, as text."""
@@ -380,11 +387,13 @@ class AsyncEvalClient(_ClientCore):
     async def get_queue(self) -> Any:
         return await self._call("GET", "/queue")
 
-    async def list_tasks(self) -> Any:
-        return await self._call("GET", "/tasks")
+    async def list_tasks(self, detail: bool = True) -> Any:
+        """``{tasks, groups, tags}``; with ``detail=False`` the plain ``{tasks}`` list of names."""
+        return await self._call("GET", "/tasks", params=_detail(detail))
 
-    async def list_models(self) -> Any:
-        return await self._call("GET", "/models")
+    async def list_models(self, detail: bool = True) -> Any:
+        """``{models: [{model_id, aliases, chat, simple}]}``; with ``detail=False`` model ids only."""
+        return await self._call("GET", "/models", params=_detail(detail))
 
     async def logs(self, job_id: str) -> str:
         """The job's log so far, as text."""

@@ -188,7 +188,9 @@ class MergeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     checkpoint_path: str
-    output_path: str
+    output_path: str | None = Field(
+        default=None, description="the merged model's folder; default merged/<checkpoint folder name>"
+    )
     checkpoint_type: Literal["regular", "ema"] = Field(
         default="regular", description="the published client's field; both kinds merge the same files here"
     )

@@ -380,24 +380,30 @@ def _job_routes(router: APIRouter, service: Service) -> None:
 
 
 def _info_routes(router: APIRouter, service: Service) -> None:
+    # Plain lists of names by default (what the published client reads); ``?detail=1`` gives ours:
+    # tasks with their groups and tags, models with their aliases and interfaces.
     @router.get("/tasks")
-    async def tasks() -> dict[str, Any]:
+    async def tasks(detail: bool = False) -> dict[str, Any]:
         if not service.index.ready.is_set():
             await asyncio.to_thread(service.index.ready.wait, 120)
-        return service.index.tasks or {}
+        listing = service.index.tasks or {}
+        return listing if detail else {"tasks": listing.get("tasks", [])}
 
     @router.get("/models")
-    async def models() -> dict[str, Any]:
+    async def models(detail: bool = False) -> dict[str, Any]:
         if service.models is None:
             service.models = await asyncio.to_thread(_models)
-        return {"models": service.models}
+        if detail:
+            return {"models": service.models}
+        return {"models": [m["model_id"] for m in service.models]}
 
     @router.post("/merge")
     async def merge(body: MergeRequest) -> dict[str, Any]:
         checkpoint = confined(
             service.args.checkpoint_path(), body.checkpoint_path, Path("."), "checkpoint_path"
         )
-        output = confined(service.args.output_path(), body.output_path, Path("."), "output_path")
+        default = Path("merged") / (checkpoint.name or "checkpoint")
+        output = confined(service.args.output_path(), body.output_path, default, "output_path")
         name = "lmms_eval.entrypoints.merge"
         if importlib.util.find_spec(name) is None:
             raise HTTPException(501, "checkpoint merging is not available in this version")

@@ -21,7 +21,29 @@ import re
 # published comparison is exact, so an error of exactly 0.2 misses 1 - 0.8 = 0.19999999999999996
 THRESHOLDS = tuple([0.5 + i * ((0.95 - 0.5) / 9) for i in range(9)] + [0.95])
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
 _WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 
 

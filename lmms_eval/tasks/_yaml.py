@@ -333,7 +333,10 @@ def _load_module_file(file_path: Path) -> ModuleType:
         if key in _module_cache:
             return _module_cache[key]
         name = _module_name_for(file_path)
-        if _is_package_module(file_path):
+        existing = sys.modules.get(name)
+        if existing is not None and _same_file(getattr(existing, "__file__", None), key):
+            module = existing  # imported the ordinary way first (ours, by its package path)
+        elif _is_package_module(file_path):
             module = importlib.import_module(name)
         else:
             spec = importlib.util.spec_from_file_location(name, file_path, loader=_SiblingsLoader(name, key))
@@ -346,8 +349,27 @@ def _load_module_file(file_path: Path) -> ModuleType:
             except BaseException:
                 sys.modules.pop(name, None)
                 raise
+            _attach_to_parent(name, module)
         _module_cache[key] = module
         return module
+
+
+def _same_file(path: str | None, key: str) -> bool:
+    return path is not None and str(Path(path).resolve()) == key
+
+
+def _attach_to_parent(name: str, module: ModuleType) -> None:
+    """Make ``import lmms_eval.tasks.<folder>.utils as m`` find a module loaded here by its package
+    path: its folder imports as a namespace package and gets the module as an attribute."""
+    parent_name, _, leaf = name.rpartition(".")
+    if not parent_name.startswith(TASKS_PACKAGE + "."):
+        return
+    try:
+        parent = importlib.import_module(parent_name)
+    except ImportError:
+        return
+    if getattr(parent, leaf, None) is None:
+        setattr(parent, leaf, module)
 
 
 def resolve_function(ref: FunctionRef, yaml_path: str = "", any_value: bool = False) -> Any:

@@ -283,7 +283,8 @@ def _launch_routes(router: APIRouter, ui: Ui) -> None:
         if (request.method, name) not in FORWARDED:
             raise Refused(404, f"'{request.method} {name}' is not forwarded to the eval server")
         body = await _json_body(request) if request.method == "POST" else None
-        status, data = await ui.server().call(request.method, name, body)
+        query = request.url.query  # e.g. ``detail=1`` for the full task and model listings
+        status, data = await ui.server().call(request.method, f"{name}?{query}" if query else name, body)
         return reply(data, status)
 
     @router.api_route("/api/server/jobs/{job_id}", methods=["GET", "DELETE"])

@@ -44,16 +44,34 @@ def _features() -> Any:
     text = datasets.Value("string")
     images = {f"image_{k}": datasets.Image() for k in range(1, 5)}
     return datasets.Features(
-        {"idx": text, "sub_task": text, **images, "choices": datasets.Sequence(text), "prompt": text, "answer": text}
+        {
+            "idx": text,
+            "sub_task": text,
+            **images,
+            "choices": datasets.Sequence(text),
+            "prompt": text,
+            "answer": text,
+        }
     )
 
 
 PROMPT = "Which image is the odd one?\nSelect from the following choices.\n(A) the first image\n(B) the second image"
-CONFIGS = (
-    "Art_Style Counting Forensic_Detection Functional_Correspondence IQ_Test Jigsaw Multi-view_Reasoning "
-    "Object_Localization Relative_Depth Relative_Reflectance Semantic_Correspondence Spatial_Relation "
-    "Visual_Correspondence Visual_Similarity"
-).split()
+CONFIGS = [
+    "Art_Style",
+    "Counting",
+    "Forensic_Detection",
+    "Functional_Correspondence",
+    "IQ_Test",
+    "Jigsaw",
+    "Multi-view_Reasoning",
+    "Object_Localization",
+    "Relative_Depth",
+    "Relative_Reflectance",
+    "Semantic_Correspondence",
+    "Spatial_Relation",
+    "Visual_Correspondence",
+    "Visual_Similarity",
+]
 # per subtask config: (gold, answer, image count); the others get one right answer on one image
 DOCS = {config: [("(A)", "A", 1)] for config in CONFIGS}
 DOCS["Art_Style"] = [("(A)", "A", 3), ("(B)", "**B**", 3)]  # published 1/2, strict 2/2
@@ -65,7 +83,9 @@ def blink_data(hub_dataset: Any) -> None:
     for config, docs in DOCS.items():
         rows = []
         for i, (gold, _, count) in enumerate(docs):
-            images = {f"image_{k}": solid_image((k * 40, i * 40, 0)) if k <= count else None for k in range(1, 5)}
+            images = {
+                f"image_{k}": solid_image((k * 40, i * 40, 0)) if k <= count else None for k in range(1, 5)
+            }
             rows.append(
                 {
                     "idx": f"val_{config}_{i}",

@@ -23,6 +23,7 @@ CASES = [
     ("2.mp4", "count", "A", "A", True),
     ("2.mp4", "count", "B", "A", False),
     ("2.mp4", "needle", "C", "(C)", True),
+    ("2.mp4", "needle", "B", "b", False),  # ours (strict): B; published: no letter
 ]
 
 
@@ -66,10 +67,12 @@ def _answer(task: str, doc: dict[str, Any]) -> str:
 
 def test_mean_over_task_types(mlvu_data: Path, run_benchmark: Any) -> None:
     scores = run_benchmark("mlvu_dev", _answer, bootstrap_iters=10)["results"]["mlvu_dev"]
-    # topic_reasoning 50, count 200/3, needle 100 -> mean of the three types present
-    assert scores["mlvu_percetion_score,none"] == pytest.approx((50 + 200 / 3 + 100) / 3)
+    # published rule: topic_reasoning 50, count 200/3, needle 50 ("b" is no letter there) -> mean
+    # of the three types present; ours (strict) reads "b" as B, so needle is 100 there
+    assert scores["mlvu_percetion_score,none"] == pytest.approx((50 + 200 / 3 + 50) / 3)
+    assert scores["mlvu_percetion_score_strict,none"] == pytest.approx((50 + 200 / 3 + 100) / 3)
     assert scores["mlvu_count,none"] == pytest.approx(200 / 3)
-    assert scores["mlvu_needle,none"] == pytest.approx(100.0)
+    assert scores["mlvu_needle,none"] == pytest.approx(50.0)
     assert "mlvu_ego,none" not in scores
     assert scores["mlvu_percetion_score_n_clusters,none"] == 2
     assert isinstance(scores["mlvu_percetion_score_stderr_clustered,none"], float)

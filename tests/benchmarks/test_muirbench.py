@@ -36,7 +36,7 @@ def _features() -> Any:
     names = ("idx", "task", "image_relation", "image_type", "question", "answer")
     return datasets.Features(
         {
-            **{n: text for n in names},
+            **dict.fromkeys(names, text),
             "options": datasets.Sequence(text),
             "image_list": datasets.Sequence(datasets.Image()),
         }
@@ -68,10 +68,15 @@ def muir_data(hub_dataset: Any) -> None:
 def test_run(muir_data: None, run_benchmark: Any) -> None:
     model = ScriptedModel(lambda task, doc: DOCS[int(doc["idx"])][1])
     scores = run_benchmark("muirbench", lambda t, d: "", model=model)["results"]["muirbench"]
-    # published: right ("b"), wrong ("(A)"), right ("C."), wrong; strict: wrong (no letter in "b"? read below)
+    # published: right ("b"), wrong ("(A)"), right ("C."), wrong; strict: all four right
     assert scores["muirbench_score_overall,none"] == pytest.approx(0.5)
     assert scores["muirbench_score_overall_strict,none"] == pytest.approx(1.0)
     content = model.seen["muirbench"][2][0]["content"]
-    assert [c["url"].getpixel((0, 0)) for c in content[:-1]] == [(0, 100, 0), (50, 100, 0), (100, 100, 0), (150, 100, 0)]
+    assert [c["url"].getpixel((0, 0)) for c in content[:-1]] == [
+        (0, 100, 0),
+        (50, 100, 0),
+        (100, 100, 0),
+        (150, 100, 0),
+    ]
     question = "Which image <image> matches <image>?\nA. the first\nB. the second\nC. none"
     assert content[-1]["text"] == question + POST

@@ -98,9 +98,14 @@ def test_v2_point_in_box_as_written(hub_dataset: Any, run_benchmark: Any) -> Non
         for k, t in zip("abcd", ["text", "text", "icon", "icon"])
     ]
     hub_dataset(
-        "HongxinLi/ScreenSpot_v2", "test", rows, _features(bbox=_floats(), instruction=_str(), data_type=_str())
+        "HongxinLi/ScreenSpot_v2",
+        "test",
+        rows,
+        _features(bbox=_floats(), instruction=_str(), data_type=_str()),
     )
-    scores = run_benchmark("screenspot_v2", lambda t, d: answers[d["instruction"]])["results"]["screenspot_v2"]
+    scores = run_benchmark("screenspot_v2", lambda t, d: answers[d["instruction"]])["results"][
+        "screenspot_v2"
+    ]
     # a: inside; b: x outside; c: on the corner (edges count); d: pixels are not scaled -> outside
     assert scores["screenspot_v2_action_acc,none"] == pytest.approx(2 / 4)
     assert scores["screenspot_v2_text_acc,none"] == pytest.approx(1 / 2)
@@ -130,7 +135,9 @@ def test_pro_scales_fractions_by_the_stated_size(hub_dataset: Any, run_benchmark
         group=_str(),
     )
     hub_dataset("TIGER-Lab/ScreenSpot-Pro", "test", rows, features)
-    scores = run_benchmark("screenspot_pro", lambda t, d: answers[d["instruction"]])["results"]["screenspot_pro"]
+    scores = run_benchmark("screenspot_pro", lambda t, d: answers[d["instruction"]])["results"][
+        "screenspot_pro"
+    ]
     # a: (50, 15) in pixels, inside; b: pixels, inside; c: (180, 90) outside; d: no point
     assert scores["screenspot_pro_action_acc,none"] == pytest.approx(2 / 4)
     assert scores["screenspot_pro_text_acc,none"] == pytest.approx(1 / 2)

@@ -25,7 +25,7 @@ CASES = [
     ("vid_a", "short", "Knowledge", "OCR Problems", "C", "The answer is (C).", True),
     ("vid_a", "short", "Knowledge", "Counting Problem", "A", "b", False),
     ("vid_b", "medium", "Film & Television", "Action Reasoning", "D", "D. four", True),
-    ("vid_b", "medium", "Film & Television", "Action Reasoning", "A", "A and B", False),
+    ("vid_b", "medium", "Film & Television", "Action Reasoning", "A", "A and B", False),  # published: A
     ("vid_c", "long", "Sports Competition", "Temporal Perception", "C", "C", True),
 ]
 
@@ -80,12 +80,14 @@ def _answer(task: str, doc: dict[str, Any]) -> str:
 
 def test_scores_breakdowns_and_clustered_errors(videomme_data: Path, run_benchmark: Any) -> None:
     scores = run_benchmark("videomme", _answer, bootstrap_iters=10)["results"]["videomme"]
-    assert scores["videomme_perception_score,none"] == pytest.approx(400 / 6)
+    # published rule: "A and B" is A (a leading letter counts), so 5 of 6; ours: no answer, 4 of 6
+    assert scores["videomme_perception_score,none"] == pytest.approx(500 / 6)
+    assert scores["videomme_perception_score_strict,none"] == pytest.approx(400 / 6)
     assert scores["videomme_short,none"] == pytest.approx(200 / 3)
-    assert scores["videomme_medium,none"] == pytest.approx(50.0)
+    assert scores["videomme_medium,none"] == pytest.approx(100.0)
     assert scores["videomme_long,none"] == pytest.approx(100.0)
     assert scores["videomme_domain_knowledge,none"] == pytest.approx(200 / 3)
-    assert scores["videomme_domain_film_and_television,none"] == pytest.approx(50.0)
+    assert scores["videomme_domain_film_and_television,none"] == pytest.approx(100.0)
     assert scores["videomme_task_counting_problem,none"] == pytest.approx(50.0)
     assert scores["videomme_task_ocr_problems,none"] == pytest.approx(100.0)
     assert "videomme_domain_multilingual,none" not in scores  # no questions, no key

@@ -39,7 +39,7 @@ def _answer(task: str, doc: dict[str, Any]) -> str:
 def test_published_and_strict_accuracy(vocalsound_data: None, run_benchmark: Any) -> None:
     simple = ScriptedModel(_answer, chat=False)
     results = run_benchmark("vocalsound_test", _answer, model=simple)["results"]["vocalsound_test"]
-    assert results["accuracy,none"] == pytest.approx(sum(c[2] for c in CASES) / len(CASES))
+    assert results["accuracy,none"] == round(sum(c[2] for c in CASES) / len(CASES), 5)  # rounded as published
     assert results["accuracy_strict,none"] == pytest.approx(sum(c[3] for c in CASES) / len(CASES))
     assert (sum(c[2] for c in CASES), sum(c[3] for c in CASES)) == (4, 3)
     text, [audio] = simple.seen["vocalsound_test"][0]

@@ -26,7 +26,14 @@ def test_parse_box(text: str, box: geometry.Box) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["0.1 0.1 0.3 0.3", "[0.1, 0.1, 0.3]", "[0.1, 0.1, 0.3, 0.3, 0.5]", "[.1, .1, .3, .3]", "[0.1 ,0.1 ,0.3 ,0.3]", ""],
+    [
+        "0.1 0.1 0.3 0.3",
+        "[0.1, 0.1, 0.3]",
+        "[0.1, 0.1, 0.3, 0.3, 0.5]",
+        "[.1, .1, .3, .3]",
+        "[0.1 ,0.1 ,0.3 ,0.3]",
+        "",
+    ],
 )
 def test_unreadable_boxes(text: str) -> None:
     assert geometry.parse_box(text) is None

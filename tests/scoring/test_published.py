@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lmms_eval.scoring.choice import extract_mcq_answer
-from lmms_eval.scoring.published import published_mcq_letter
+from lmms_eval.scoring.published import published_mcq_letter, published_videomme_letter
 
 # (output, the letter the published package reads) as measured with its own process_results
 MEASURED = [
@@ -36,6 +36,32 @@ MEASURED = [
     ("E", None),
     ("I cannot tell", None),
     ("", None),
+    # the letter shapes, in order: (X), X., X:, X), X and a space; the last of one shape wins
+    ("x (A) y B. z", "A"),
+    ("x B. y A) z", "B"),
+    ("x A. y B z", "A"),
+    ("x A) y B z", "A"),
+    ("x A: y B. z", "B"),
+    ("x B) y A: z", "A"),
+    ("x B. y A. z", "A"),
+    ("x A) y B) z", "B"),
+    ("x (A) y B", "B"),  # a final letter comes first
+    ("x B y [A]", "B"),
+    ("x (B) y answer is A z", "A"),
+]
+
+# Video-MME's reader, measured the same way: its last shape needs a space on both sides
+MEASURED_VIDEOMME = [
+    ("x A y Bz", "A"),
+    ("x A y B z", "B"),
+    ("blue(A catB.", "B"),
+    ("x (A) y B. z", "A"),
+    ("x B. y A) z", "B"),
+    ("A cat sits", "A"),
+    ("b", None),
+    ("The answer is B, not C", "C"),
+    ("x A) y B z", "A"),
+    ("Blue", "B"),
 ]
 
 
@@ -51,3 +77,13 @@ def test_published_reader_differs_from_ours_where_documented() -> None:
 
 def test_non_text_reads_no_letter() -> None:
     assert published_mcq_letter(None) is None
+
+
+@pytest.mark.parametrize(("output", "letter"), MEASURED_VIDEOMME)
+def test_videomme_reader_matches_measured_letters(output: str, letter: str | None) -> None:
+    assert published_videomme_letter(output) == letter
+
+
+def test_videomme_reader_differs_from_mmstar_on_glued_letters() -> None:
+    assert published_videomme_letter("blue(A catB.") == "B"
+    assert published_mcq_letter("blue(A catB.") == "A"

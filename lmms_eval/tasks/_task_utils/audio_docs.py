@@ -13,6 +13,8 @@ from typing import Any
 
 from lmms_eval.api.prompts import with_prompts
 from lmms_eval.media import load_audio
+from lmms_eval.scoring.asr import corpus_error_rate
+from lmms_eval.stats import pure_aggregation
 
 AUDIO_COLUMN = "audio"
 RECOGNITION_PROMPT = "Please recognize the speech and only output the recognized content:"
@@ -37,3 +39,15 @@ def recognition_doc_to_text(
 ) -> str:
     """The published speech recognition prompt, between the task's pre and post prompts."""
     return with_prompts(RECOGNITION_PROMPT, lmms_eval_specific_kwargs)
+
+
+def transcript_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    """``{"wer": {"gt": <reference>, "pred": <transcript>}}``: the item of an English corpus WER."""
+    prediction = str(results[0]) if results else ""
+    return {"wer": {"gt": doc["gt"], "pred": prediction}}
+
+
+@pure_aggregation  # only computes: the bootstrap resamples it for the error bar
+def english_corpus_wer(items: list[dict[str, Any]], args: Any = None) -> float:
+    """Corpus WER (percent) of ``transcript_results`` items after the Whisper English normaliser."""
+    return corpus_error_rate([i["gt"] for i in items], [i["pred"] for i in items], ["en"] * len(items))

@@ -133,6 +133,9 @@ DATASET_COLUMNS: dict[str, Columns] = {
         },
         "correct_choice",
     ),
+    "lmms-eval/TempCompass": Columns(
+        {"video_id": "video", "question": "str", "answer": "str"}, "answer", extra={"dim": "str"}
+    ),
     "lmms-eval/TOMATO": Columns(
         {"video_path": "video", "question": "str", "options": "list[str]", "answer": "int"}, "answer"
     ),
@@ -151,6 +154,16 @@ DATASET_COLUMNS: dict[str, Columns] = {
             "choices": "list[str]",
             "answer": "str",
             "task": "str",
+        },
+        "answer",
+    ),
+    "lmms-eval/MMVU": Columns(
+        {
+            "video_path": "video",
+            "question": "str",
+            "question_type": "str",
+            "choices": "dict",
+            "answer": "str",
         },
         "answer",
     ),
@@ -362,6 +375,52 @@ DATASET_COLUMNS: dict[str, Columns] = {
     "lmms-lab-encoder/flickr30k": Columns(
         {"img_id": "str", "image": "image", "caption": "list[str] (five)"}, "caption"
     ),
+    # open-ended, judge-scored (issue 30)
+    "lmms-lab-encoder/MMVet": Columns(
+        {
+            "question_id": "str",
+            "image": "image",
+            "question": "str",
+            "answer": "str (may hold <AND> / <OR>)",
+            "capability": "str (comma-separated: rec, ocr, know, gen, spat, math)",
+        },
+        "answer",
+    ),
+    "lmms-lab-encoder/llava-bench-in-the-wild": Columns(
+        {
+            "question_id": "int",
+            "image": "image",
+            "question": "str",
+            "caption": "str",
+            "gpt_answer": "str (GPT-4's reference answer)",
+            "category": "str (conv | detail | complex)",
+        },
+        "gpt_answer",
+    ),
+    "m-a-p/SimpleVQA": Columns(
+        {"image": "image (or a base64 string)", "question": "str", "answer": "str"}, "answer"
+    ),
+    "lmms-lab-encoder/MIA-Bench": Columns(
+        {
+            "image": "image",
+            "instruction": "str",
+            "num_of_component": "int (1-5)",
+            "components": "list[str]",
+            "component_weight": "list[int]",
+        },
+        "components",
+    ),
+    "ahmed-masry/ChartQAPro": Columns(
+        {
+            "image": "image (or PNG bytes)",
+            "Question": "list[str] (several for a conversation)",
+            "Answer": "list[str] (one per question)",
+            "Question Type": "str (Factoid, Conversational, Hypothetical, Fact Checking, Multi Choice)",
+            "Year": "list[str] (YES when the answer is a year)",
+            "Paragraph": "str (context; may be empty)",
+        },
+        "Answer",
+    ),
     "lmms-lab-encoder/VQAv2": Columns(
         {"image": "image", "question": "str", "answers": "list[dict]", "multiple_choice_answer": "str"},
         "answers",
@@ -428,6 +487,34 @@ DATASET_COLUMNS: dict[str, Columns] = {
             "image_list": "list[image]",
         },
         "answer",
+    ),
+    **{
+        f"yifanzhang114/{name}": Columns(
+            {
+                "index": "int",
+                "question": "str",
+                "multi-choice options": 'list[str] ("(A) ..." to "(E) ...")',
+                "answer": "str (A-E)",
+                "bytes": "str (base64 image)",
+                "category": "str (Perception/<subtask> | Reasoning/<subtask>)",
+                "l2-category": "str",
+            },
+            "answer",
+        )
+        for name in ("MME-RealWorld-Lmms-eval", "MME-RealWorld-lite-lmms-eval", "MME-RealWorld-CN-Lmms-eval")
+    },
+    "lscpku/LogicVista": Columns(
+        {"question": "str (with its lettered options)", "answer": "str", "image": "image"}, "answer"
+    ),
+    "kcz358/DynaMath": Columns(
+        {
+            "id": "str (the published aggregation groups by it)",
+            "question_id": "str (the seed question)",
+            "question": "str",
+            "decoded_image": "image",
+            "ground_truth": "str",
+        },
+        "ground_truth",
     ),
     "BaiqiL/NaturalBench-lmms-eval": Columns(
         {

@@ -103,4 +103,5 @@ egoschema_doc_to_answer = doc_to_target
 egoschema_doc_to_choice = doc_to_choice
 egoschema_doc_to_text = doc_to_text
 egoschema_doc_to_visual = doc_to_visual
+egoschema_process_results = process_results_mcppl
 egoschema_process_results_generation = process_results

@@ -40,31 +40,40 @@ def _row(doc: Mapping[str, Any], reply: Any) -> dict[str, Any]:
     if category in llava_bench.CATEGORIES:
         row[f"gpt_eval_llava_{category}"] = item
     if scores == llava_bench.UNREADABLE:
-        row["judge_error"] = reply.error or f"no two ratings on the first line of {str(reply.content)[:200]!r}"
+        row["judge_error"] = (
+            reply.error or f"no two ratings on the first line of {str(reply.content)[:200]!r}"
+        )
     return row
 
 
-def process_results_batch(docs: Sequence[Mapping[str, Any]], results: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+def _request(doc: Mapping[str, Any], prediction: str) -> Any:
+    from lmms_eval.llm_judge import Request
+
+    prompt = llava_bench.judge_prompt(doc["caption"], doc["question"], doc["gpt_answer"], prediction)
+    return Request(
+        messages=[{"role": "user", "content": prompt}],
+        temperature=0.0,
+        max_tokens=llava_bench.JUDGE_MAX_TOKENS,
+        # the offline dummy judge rates the reference 10 and the answer 10 or 1 ("comparative")
+        metadata={
+            "kind": "comparative",
+            "response_a": doc["gpt_answer"],
+            "response_b": prediction,
+            "max_score": 10,
+            "min_score": 1,
+        },
+    )
+
+
+def process_results_batch(
+    docs: Sequence[Mapping[str, Any]], results: Sequence[Sequence[Any]]
+) -> list[dict[str, Any]]:
     """Every answer reviewed by the judge (``get_server()``) in one batch."""
-    from lmms_eval.llm_judge import Request, get_server, require_judge
+    from lmms_eval.llm_judge import get_server, require_judge
 
     require_judge("llava_in_the_wild", "LLaVA-Bench is scored by an LLM reviewer only, as published")
-    requests = [
-        Request(
-            messages=[
-                {
-                    "role": "user",
-                    "content": llava_bench.judge_prompt(
-                        doc["caption"], doc["question"], doc["gpt_answer"], str(result[0]) if result else ""
-                    ),
-                }
-            ],
-            temperature=0.0,
-            max_tokens=llava_bench.JUDGE_MAX_TOKENS,
-            metadata={"kind": "llava_in_the_wild", "answer": doc["gpt_answer"]},
-        )
-        for doc, result in zip(docs, results, strict=True)
-    ]
+    predictions = [str(result[0]) if result else "" for result in results]
+    requests = [_request(doc, prediction) for doc, prediction in zip(docs, predictions, strict=True)]
     with get_server() as server:
         replies = server.complete_batch(requests)
     rows = [_row(doc, reply) for doc, reply in zip(docs, replies, strict=True)]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmms_eval.scoring.choice import macro_mean
+from lmms_eval.scoring.published import published_mcq_letter
 from lmms_eval.scoring.video import choice_letter, find_video, video_folders
 
 DATASET = "sy1998/MLVU_dev"
@@ -31,13 +32,17 @@ def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, 
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """``{task_type, score}`` (score 100.0 or 0.0) for the headline, the score under ``mlvu_<task_type>``."""
+    """``{task_type, score}`` (score 100.0 or 0.0) for the headline, the score under ``mlvu_<task_type>``
+    (the published letter rule, :func:`published_mcq_letter`), and the headline by ours
+    (:func:`choice_letter`) under ``mlvu_percetion_score_strict``."""
     n_options = len(_OPTION_LINE.findall(str(doc["question"]))) or 4
-    correct = choice_letter(results[0], n_options) == str(doc["answer"]).strip().upper()
-    value = 100.0 if correct else 0.0
+    gold = str(doc["answer"]).strip().upper()
+    value = 100.0 if published_mcq_letter(results[0], "ABCDEFGHIJ"[:n_options]) == gold else 0.0
+    strict = 100.0 if choice_letter(results[0], n_options) == gold else 0.0
     task_type = str(doc["task_type"])
     return {
         "mlvu_percetion_score": {"task_type": task_type, "score": value},
+        "mlvu_percetion_score_strict": {"task_type": task_type, "score": strict},
         f"mlvu_{task_type.lower()}": value,
     }
 

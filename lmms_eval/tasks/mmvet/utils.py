@@ -17,9 +17,7 @@ from lmms_eval.scoring import mmvet
 
 logger = logging.getLogger(__name__)
 
-PRE_PROMPT = (
-    "First please perform reasoning, and think step by step to provide best answer to the following question: \n\n"
-)
+PRE_PROMPT = "First please perform reasoning, and think step by step to provide best answer to the following question: \n\n"
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
@@ -51,7 +49,9 @@ def _row(doc: Mapping[str, Any], prediction: str, reply: Any) -> dict[str, Any]:
     return row
 
 
-def process_results_batch(docs: Sequence[Mapping[str, Any]], results: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+def process_results_batch(
+    docs: Sequence[Mapping[str, Any]], results: Sequence[Sequence[Any]]
+) -> list[dict[str, Any]]:
     """Every answer graded by the judge (``get_server()``) in one batch; an unreadable grade is 0.0."""
     from lmms_eval.llm_judge import Request, get_server, require_judge
 
@@ -62,7 +62,8 @@ def process_results_batch(docs: Sequence[Mapping[str, Any]], results: Sequence[S
             messages=[{"role": "user", "content": mmvet.judge_prompt(doc["question"], doc["answer"], pred)}],
             temperature=0.0,
             max_tokens=mmvet.JUDGE_MAX_TOKENS,
-            metadata={"kind": "mmvet", "answer": doc["answer"], "prediction": pred},
+            # the offline dummy judge answers a binary "1" / "0" (a grade of 1.0 or 0.0)
+            metadata={"kind": "binary", "output_format": "0/1", "answer": doc["answer"], "prediction": pred},
         )
         for doc, pred in zip(docs, predictions, strict=True)
     ]

@@ -1,4 +1,5 @@
-"""RealWorldQA: the question is the whole prompt; letter and open answers are matched differently."""
+"""RealWorldQA: the question is the whole prompt; letter and open answers are matched differently
+(``exact_match`` by the published rule, ``exact_match_strict`` by ours)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from lmms_eval.api.prompts import rgb, user_message, with_prompts
 from lmms_eval.scoring.choice import choice_or_text_match
+from lmms_eval.scoring.published import published_letter_or_text_match
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list[Any]:
@@ -24,9 +26,14 @@ def doc_to_messages(
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
-    """1.0 when a letter gold (A-D) is the letter extracted from the output, or when an open gold
-    equals the whole output (ignoring case and a trailing full stop)."""
-    return {"exact_match": float(choice_or_text_match(results[0], doc["answer"]))}
+    """``exact_match``: the published rule (a letter gold read by the published letter reader, an
+    open gold equal to the whole output); ``exact_match_strict``: ours (the letter read by
+    ``extract_mcq_answer``). Both ignore case and trailing full stops for open golds."""
+    output, gold = results[0], doc["answer"]
+    return {
+        "exact_match": float(published_letter_or_text_match(output, gold)),
+        "exact_match_strict": float(choice_or_text_match(output, gold)),
+    }
 
 
 # The published package's names for these helpers: task YAMLs written for it reference them.

@@ -7,24 +7,17 @@ the model's transcript both go through the Whisper English text normaliser, whic
 
 from __future__ import annotations
 
-from typing import Any
-
-from lmms_eval.scoring.asr import corpus_error_rate
-from lmms_eval.stats import pure_aggregation
-from lmms_eval.tasks._task_utils.audio_docs import doc_to_visual, process_docs, recognition_doc_to_text  # noqa: F401 - used by the YAML
+from lmms_eval.tasks._task_utils.audio_docs import (  # noqa: F401 - used by the YAML
+    doc_to_visual,
+    english_corpus_wer,
+    process_docs,
+    recognition_doc_to_text,
+    transcript_results,
+)
 
 doc_to_text = recognition_doc_to_text  # the published recognition prompt
-
-
-def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    prediction = str(results[0]) if results else ""
-    return {"wer": {"gt": doc["gt"], "pred": prediction}}
-
-
-@pure_aggregation  # only computes: the bootstrap resamples it for the error bar
-def tedlium_wer(items: list[dict[str, Any]], args: Any = None) -> float:
-    """Corpus WER (percent) of the ``wer`` items after the Whisper English normaliser."""
-    return corpus_error_rate([i["gt"] for i in items], [i["pred"] for i in items], ["en"] * len(items))
+process_results = transcript_results
+tedlium_wer = english_corpus_wer  # corpus WER (percent) after the Whisper English normaliser
 
 
 # The published package's names for these helpers: task YAMLs written for it reference them.

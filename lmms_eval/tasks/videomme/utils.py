@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lmms_eval.scoring.published import published_videomme_letter
 from lmms_eval.scoring.video import breakdown_key, choice_letter, find_video, video_folders
 
 logger = logging.getLogger(__name__)
@@ -131,10 +132,13 @@ def doc_to_text_subtitle(
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, float]:
-    """100.0 or 0.0 under ``videomme_perception_score`` and the doc's duration, domain and task type."""
-    correct = choice_letter(results[0], 4) == str(doc["answer"]).strip().upper()
-    value = 100.0 if correct else 0.0
-    out = {"videomme_perception_score": value}
+    """100.0 or 0.0 under ``videomme_perception_score`` and the doc's duration, domain and task type
+    (the published letter rule, :func:`published_videomme_letter`), and under
+    ``videomme_perception_score_strict`` (ours, :func:`choice_letter`)."""
+    gold = str(doc["answer"]).strip().upper()
+    value = 100.0 if published_videomme_letter(results[0]) == gold else 0.0
+    strict = 100.0 if choice_letter(results[0], 4) == gold else 0.0
+    out = {"videomme_perception_score": value, "videomme_perception_score_strict": strict}
     duration = str(doc.get("duration", "")).strip().lower()
     if duration in DURATIONS:
         out[f"videomme_{duration}"] = value

@@ -130,12 +130,12 @@ export function showLaunch(view) {
   view.addEventListener('change', (e) => { if (e.target.matches('#model, #options [data-name]')) refreshPreview(); });
 
   getJSON('/api/options').then((d) => { state.options = d.options; renderOptions(); refreshPreview(); }).catch((e) => showError($('#options'), e));
-  getJSON('/api/server/models').then((d) => {
+  getJSON('/api/server/models?detail=1').then((d) => {
     state.models = d.models; renderModels();
     if (!$('#model').value && state.models.length) $('#model').value = state.models[0].model_id;
     refreshPreview();
   }).catch((e) => { $('#preview-error').textContent = e.message; });
-  getJSON('/api/server/tasks').then((d) => {
+  getJSON('/api/server/tasks?detail=1').then((d) => {
     state.tasks = [...(d.groups || []).map((n) => ({ name: n, kind: 'group' })), ...(d.tags || []).map((n) => ({ name: n, kind: 'tag' })),
       ...(d.tasks || []).map((n) => ({ name: n, kind: 'task' }))];
     renderTasks();
