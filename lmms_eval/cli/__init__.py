@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -93,34 +94,32 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def build_parser() -> _Parser:
-    from lmms_eval.cli import cache as cache_cmd
-    from lmms_eval.cli import compare as compare_cmd
+def _add_eval(subparsers: argparse._SubParsersAction[_Parser]) -> None:
     from lmms_eval.cli import eval as eval_cmd
-    from lmms_eval.cli import leaderboard as leaderboard_cmd
-    from lmms_eval.cli import models as models_cmd
-    from lmms_eval.cli import power as power_cmd
-    from lmms_eval.cli import serve as serve_cmd
-    from lmms_eval.cli import tasks as tasks_cmd
-    from lmms_eval.cli import ui as ui_cmd
-    from lmms_eval.cli import version as version_cmd
 
-    parser = _Parser(prog="lmms-eval", description="Evaluate large multimodal models.")
-    subparsers = parser.add_subparsers(dest="command", metavar="<command>")
     eval_parser = subparsers.add_parser(
         "eval", help="run an evaluation", description=eval_cmd.build_parser().description
     )
     eval_cmd.add_eval_arguments(eval_parser)
     eval_parser.set_defaults(handler=eval_cmd.run)
-    tasks_cmd.add_parser(subparsers)
-    models_cmd.add_parser(subparsers)
-    compare_cmd.add_parser(subparsers)
-    leaderboard_cmd.add_parser(subparsers)
-    power_cmd.add_parser(subparsers)
-    cache_cmd.add_parser(subparsers)
-    serve_cmd.add_parser(subparsers)
-    ui_cmd.add_parser(subparsers)
-    version_cmd.add_parser(subparsers)
+
+
+def _add_subcommand(subparsers: argparse._SubParsersAction[_Parser], name: str) -> None:
+    if name == "eval":
+        _add_eval(subparsers)
+        return
+    module = importlib.import_module(f"lmms_eval.cli.{name}")
+    module.add_parser(subparsers)
+
+
+def build_parser(only: str | None = None) -> _Parser:
+    """The parser of every subcommand, or of ``only`` one (what ``main`` runs: a subcommand does not
+    pay for importing the others, e.g. ``tasks list`` never loads the settings model or numpy)."""
+    parser = _Parser(prog="lmms-eval", description="Evaluate large multimodal models.")
+    subparsers = parser.add_subparsers(dest="command", metavar="<command>")
+    for name in SUBCOMMANDS:
+        if only is None or name == only:
+            _add_subcommand(subparsers, name)
     return parser
 
 
@@ -142,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad_text:
         print(f"lmms-eval: error: {bad_text}", file=sys.stderr)
         return 1
-    parser = build_parser()
+    parser = build_parser(args_list[0] if args_list[0] in SUBCOMMANDS else None)
     parser.command = args_list[0]
     args = parser.parse_args(args_list)
     if not getattr(args, "handler", None):
@@ -154,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _undecodable_argument(args: list[str]) -> str | None:
     """The error line for the first argument that is not UTF-8 (file names in another encoding
     arrive as lone surrogates, which no output file or log can hold), naming its flag; else None."""
+    if all(_plain_text(arg) for arg in args):
+        return None  # the common case, without importing the settings' checks
     from lmms_eval.settings.checks import check_text
 
     for i, arg in enumerate(args):
@@ -166,6 +167,15 @@ def _undecodable_argument(args: list[str]) -> str | None:
         except LmmsEvalError as exc:
             return str(exc)
     return None
+
+
+def _plain_text(arg: str) -> bool:
+    """Valid UTF-8 (no lone surrogates from undecodable bytes) and no NUL byte."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in arg
 
 
 def run_handler(handler: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:
